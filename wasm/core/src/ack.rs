@@ -1,0 +1,231 @@
+//! Receiver side of packet acknowledgement: which packet numbers arrived,
+//! when an ACK is owed, and how it is encoded.
+
+use crate::wire::{varint_len, Writer, FRAME_ACK, MAX_ACK_RANGES};
+
+/// Ranges kept; older ones are forgotten (their packets count as duplicates
+/// if they ever show up again, which is safe: the sender has long since
+/// declared them lost and retransmitted their reliable data).
+const MAX_TRACKED_RANGES: usize = 32;
+/// Packets more than this far below the largest are refused as too old.
+const MAX_PN_DISTANCE: u64 = 16_384;
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceivedPackets {
+    /// Ascending, disjoint, non-adjacent inclusive ranges.
+    ranges: Vec<(u64, u64)>,
+    /// Packet numbers below this are refused.
+    floor: u64,
+    largest_time: u64,
+    /// Ack-eliciting packets received since the last ACK was sent.
+    unacked_eliciting: u32,
+    /// Something arrived since the last ACK (eliciting or not).
+    ack_owed: bool,
+    immediate: bool,
+    first_unacked_time: Option<u64>,
+    first_pn: Option<u64>,
+    unique: u64,
+}
+
+pub enum Insert {
+    New,
+    Duplicate,
+}
+
+impl ReceivedPackets {
+    pub fn largest(&self) -> Option<u64> {
+        self.ranges.last().map(|r| r.1)
+    }
+
+    /// True for a packet seen before, or too old to tell.
+    pub fn is_duplicate(&self, pn: u64) -> bool {
+        if pn < self.floor || self.largest().is_some_and(|l| pn + MAX_PN_DISTANCE < l) {
+            return true;
+        }
+        let idx = self.ranges.partition_point(|r| r.1 < pn);
+        self.ranges.get(idx).is_some_and(|r| r.0 <= pn)
+    }
+
+    /// A duplicate arrived: our ACK may have been lost, so owe one now.
+    pub fn on_duplicate(&mut self, now: u64) {
+        if self.ranges.is_empty() {
+            return;
+        }
+        self.ack_owed = true;
+        self.immediate = true;
+        self.unacked_eliciting = self.unacked_eliciting.max(1);
+        self.first_unacked_time.get_or_insert(now);
+    }
+
+    /// Record an arrival. Returns `Duplicate` for a packet seen before or too old.
+    pub fn insert(&mut self, pn: u64, now: u64) -> Insert {
+        if self.is_duplicate(pn) {
+            return Insert::Duplicate;
+        }
+        let idx = self.ranges.partition_point(|r| r.1 < pn);
+        let largest_before = self.largest();
+        // Out of order (a gap below, or filling one) asks for an immediate ACK
+        // so the sender detects loss without waiting for the ack delay.
+        if largest_before.is_some_and(|l| pn != l + 1) {
+            self.immediate = true;
+        }
+        let joins_prev = idx > 0 && self.ranges[idx - 1].1 + 1 == pn;
+        let joins_next = idx < self.ranges.len() && self.ranges[idx].0 == pn + 1;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.ranges[idx - 1].1 = self.ranges[idx].1;
+                self.ranges.remove(idx);
+            }
+            (true, false) => self.ranges[idx - 1].1 = pn,
+            (false, true) => self.ranges[idx].0 = pn,
+            (false, false) => self.ranges.insert(idx, (pn, pn)),
+        }
+        if self.ranges.len() > MAX_TRACKED_RANGES {
+            let dropped = self.ranges.remove(0);
+            self.floor = dropped.1 + 1;
+        }
+        if largest_before.is_none_or(|l| pn > l) {
+            self.largest_time = now;
+        }
+        self.first_pn = Some(self.first_pn.map_or(pn, |f| f.min(pn)));
+        self.unique += 1;
+        Insert::New
+    }
+
+    /// Note that the packet just inserted was ack-eliciting (or not).
+    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool) {
+        self.ack_owed = true;
+        if ack_eliciting {
+            self.unacked_eliciting += 1;
+            if self.unacked_eliciting >= 2 {
+                self.immediate = true;
+            }
+            self.first_unacked_time.get_or_insert(now);
+        }
+    }
+
+    /// When the delayed ACK is due, if one is owed for ack-eliciting packets.
+    pub fn ack_deadline(&self, max_ack_delay: u64) -> Option<u64> {
+        if self.unacked_eliciting == 0 {
+            return None;
+        }
+        if self.immediate {
+            return self.first_unacked_time.or(Some(0));
+        }
+        self.first_unacked_time.map(|t| t + max_ack_delay)
+    }
+
+    /// True if an ACK should go out now on its own.
+    pub fn ack_due(&self, now: u64, max_ack_delay: u64) -> bool {
+        self.ack_deadline(max_ack_delay).is_some_and(|d| d <= now)
+    }
+
+    /// True if there is anything to acknowledge (for piggybacking).
+    pub fn ack_owed(&self) -> bool {
+        self.ack_owed && !self.ranges.is_empty()
+    }
+
+    /// Bytes the ACK frame would take now.
+    pub fn ack_frame_len(&self, now: u64) -> usize {
+        let Some(&(lo, hi)) = self.ranges.last() else { return 0 };
+        let mut n = 1 + 2 + varint_len(now.saturating_sub(self.largest_time)) + varint_len(hi - lo);
+        let mut prev_lo = lo;
+        let mut count = 0;
+        for &(l, h) in self.ranges.iter().rev().skip(1).take(MAX_ACK_RANGES) {
+            n += varint_len(prev_lo - h - 2) + varint_len(h - l);
+            prev_lo = l;
+            count += 1;
+        }
+        n + varint_len(count)
+    }
+
+    /// Write the ACK frame (largest first, QUIC-style gaps). Returns false and
+    /// writes nothing if it does not fit. Call `on_ack_sent` once it leaves.
+    pub fn encode_ack(&self, w: &mut Writer, now: u64) -> bool {
+        let Some(&(lo, hi)) = self.ranges.last() else { return false };
+        if self.ack_frame_len(now) > w.remaining() {
+            return false;
+        }
+        let count = (self.ranges.len() - 1).min(MAX_ACK_RANGES);
+        let mut ok = w.put_u8(FRAME_ACK)
+            && w.put_u16(hi as u16)
+            && w.put_varint(now.saturating_sub(self.largest_time))
+            && w.put_varint(count as u64)
+            && w.put_varint(hi - lo);
+        let mut prev_lo = lo;
+        for &(l, h) in self.ranges.iter().rev().skip(1).take(count) {
+            ok = ok && w.put_varint(prev_lo - h - 2) && w.put_varint(h - l);
+            prev_lo = l;
+        }
+        ok
+    }
+
+    /// The ACK just encoded was sent: nothing is owed until more arrives.
+    pub fn on_ack_sent(&mut self) {
+        self.unacked_eliciting = 0;
+        self.immediate = false;
+        self.ack_owed = false;
+        self.first_unacked_time = None;
+    }
+
+    /// Fraction of packets the peer sent that never arrived, from gaps in
+    /// packet numbers (0 before two packets).
+    pub fn loss_in(&self) -> f64 {
+        match (self.first_pn, self.largest()) {
+            (Some(first), Some(largest)) if largest > first => {
+                let expected = (largest - first + 1) as f64;
+                (1.0 - self.unique as f64 / expected).max(0.0)
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{decode_frame, AckRanges, Frame, Reader};
+
+    fn ack_of(rp: &mut ReceivedPackets) -> Vec<(u64, u64)> {
+        let mut buf = [0u8; 256];
+        let mut w = Writer::new(&mut buf);
+        assert!(rp.encode_ack(&mut w, 0));
+        let n = w.len();
+        let mut r = Reader::new(&buf[..n]);
+        let Ok(Frame::Ack { largest, first_range, ranges, .. }) = decode_frame(&mut r) else { panic!("not an ack") };
+        let hi = largest as u64;
+        let mut out = vec![(hi - first_range, hi)];
+        let mut lo = hi - first_range;
+        for (gap, len) in AckRanges::new(ranges) {
+            let h = lo - gap - 2;
+            out.push((h - len, h));
+            lo = h - len;
+        }
+        out
+    }
+
+    #[test]
+    fn ranges_merge_and_encode_largest_first() {
+        let mut rp = ReceivedPackets::default();
+        for pn in [0, 1, 2, 5, 6, 9, 4, 3] {
+            rp.insert(pn, 0);
+        }
+        assert_eq!(ack_of(&mut rp), vec![(9, 9), (0, 6)]);
+    }
+
+    #[test]
+    fn duplicates_are_reported() {
+        let mut rp = ReceivedPackets::default();
+        assert!(matches!(rp.insert(7, 0), Insert::New));
+        assert!(matches!(rp.insert(7, 0), Insert::Duplicate));
+    }
+
+    #[test]
+    fn loss_in_counts_gaps() {
+        let mut rp = ReceivedPackets::default();
+        for pn in (0..100).filter(|p| p % 10 != 0) {
+            rp.insert(pn, 0);
+        }
+        assert!((rp.loss_in() - 10.0 / 99.0).abs() < 0.02);
+    }
+}

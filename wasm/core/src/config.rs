@@ -1,0 +1,266 @@
+//! Connection configuration: a plain struct whose every field states its unit
+//! and default, named presets, and one validation pass with exact messages.
+//!
+//! The defaults are tuned for a 60 Hz game on links up to ~150 ms RTT.
+
+pub use crate::wire::ChannelKind;
+use crate::wire::{MAX_CHANNELS, PROTOCOL_VERSION};
+
+/// One channel, declared at connect time by the client (its kind travels in
+/// HELLO; priority and age limit are local to each side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelConfig {
+    pub kind: ChannelKind,
+    /// Higher is sent first when a datagram has room for only some channels.
+    /// Default 128.
+    pub priority: u8,
+    /// Unreliable channels only: a message not yet sent after this many
+    /// microseconds is dropped (reported `Lost`). 0 = no limit. Default 0.
+    pub max_age_us: u64,
+}
+
+impl ChannelConfig {
+    pub fn new(kind: ChannelKind) -> Self {
+        ChannelConfig { kind, priority: 128, max_age_us: 0 }
+    }
+    pub fn reliable_ordered() -> Self {
+        Self::new(ChannelKind::ReliableOrdered)
+    }
+    pub fn reliable_unordered() -> Self {
+        Self::new(ChannelKind::ReliableUnordered)
+    }
+    pub fn unreliable_sequenced() -> Self {
+        Self::new(ChannelKind::UnreliableSequenced)
+    }
+    pub fn unreliable() -> Self {
+        Self::new(ChannelKind::Unreliable)
+    }
+    pub fn with_priority(mut self, priority: u8) -> Self {
+        self.priority = priority;
+        self
+    }
+    pub fn with_max_age_us(mut self, max_age_us: u64) -> Self {
+        self.max_age_us = max_age_us;
+        self
+    }
+}
+
+/// Which congestion controller a connection uses (see `congestion/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionKind {
+    /// Loss-based window (RFC 9002 style) with a floor, the conservative default.
+    NewReno,
+    /// No window: send whatever is queued. For tests and closed networks only.
+    Unlimited,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Channels, by index. Default: one of each kind, in the order
+    /// reliable-ordered, reliable-unordered, unreliable-sequenced, unreliable.
+    pub channels: Vec<ChannelConfig>,
+    /// Largest datagram this side sends, bytes. Default 1200 (fits every
+    /// common path, WebTransport's ~1211 included). Range 128..=65507.
+    pub max_datagram_size: usize,
+    /// Largest message `send` accepts and the peer will reassemble, bytes.
+    /// Default 1 MiB.
+    pub max_message_size: usize,
+    /// Bytes of queued plus unacknowledged messages before `send` refuses.
+    /// Default 8 MiB. Must be at least `max_message_size`.
+    pub send_buffer_bytes: usize,
+    /// Bytes of out-of-order and partially reassembled messages the receiver
+    /// holds; packets that would exceed it are dropped unacknowledged (the
+    /// sender retransmits). Default 8 MiB. Must be at least `max_message_size`.
+    pub recv_buffer_bytes: usize,
+    /// Reliable channels: most messages in flight per channel (sent but not
+    /// acknowledged, and held out of order by the receiver). Default 4096,
+    /// at most 16384 (the wire carries 16-bit sequence numbers).
+    pub reliable_window: u32,
+    /// No packet received for this long closes the connection, µs. Default 10 s.
+    pub idle_timeout_us: u64,
+    /// Send a PING when nothing ack-eliciting was sent for this long, µs.
+    /// Default 1 s. Must be below `idle_timeout_us`.
+    pub keepalive_interval_us: u64,
+    /// Client: give up connecting after this long, µs. Default 5 s.
+    pub handshake_timeout_us: u64,
+    /// Client: first HELLO retransmission after this long, doubling, µs.
+    /// Default 250 ms.
+    pub handshake_resend_us: u64,
+    /// Longest this side delays an acknowledgement, µs. Default 5 ms.
+    pub max_ack_delay_us: u64,
+    /// RTT assumed before the first sample, µs. Default 100 ms.
+    pub initial_rtt_us: u64,
+    /// A packet is lost once this many later packets are acknowledged.
+    /// Default 3.
+    pub packet_threshold: u64,
+    /// Largest handshake payload (HELLO) and reject reason, bytes. Default 512.
+    pub max_handshake_payload: usize,
+    pub congestion: CongestionKind,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            channels: vec![
+                ChannelConfig::reliable_ordered(),
+                ChannelConfig::reliable_unordered(),
+                ChannelConfig::unreliable_sequenced(),
+                ChannelConfig::unreliable(),
+            ],
+            max_datagram_size: 1200,
+            max_message_size: 1 << 20,
+            send_buffer_bytes: 8 << 20,
+            recv_buffer_bytes: 8 << 20,
+            reliable_window: 4096,
+            idle_timeout_us: 10_000_000,
+            keepalive_interval_us: 1_000_000,
+            handshake_timeout_us: 5_000_000,
+            handshake_resend_us: 250_000,
+            max_ack_delay_us: 5_000,
+            initial_rtt_us: 100_000,
+            packet_threshold: 3,
+            max_handshake_payload: 512,
+            congestion: CongestionKind::NewReno,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "invalid config: {}", self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Acknowledges within 1 ms and keeps the link warm every 250 ms: for
+    /// fast-paced games that want loss detected as early as possible.
+    pub fn low_latency() -> Self {
+        Config { max_ack_delay_us: 1_000, keepalive_interval_us: 250_000, ..Config::default() }
+    }
+
+    /// Builder: replace the channel list.
+    pub fn with_channels(mut self, channels: Vec<ChannelConfig>) -> Self {
+        self.channels = channels;
+        self
+    }
+
+    /// Protocol version this build speaks.
+    pub fn protocol_version() -> u16 {
+        PROTOCOL_VERSION
+    }
+
+    /// Checks every field once; the message names the field and the limit.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |m: String| Err(ConfigError(m));
+        if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {
+            return err(format!("channels: need 1..={MAX_CHANNELS}, got {}", self.channels.len()));
+        }
+        if !(128..=65507).contains(&self.max_datagram_size) {
+            return err(format!("max_datagram_size: need 128..=65507 bytes, got {}", self.max_datagram_size));
+        }
+        if self.max_message_size == 0 || self.max_message_size > (1 << 30) {
+            return err(format!("max_message_size: need 1..=1 GiB, got {}", self.max_message_size));
+        }
+        if self.send_buffer_bytes < self.max_message_size {
+            return err(format!(
+                "send_buffer_bytes ({}) must be at least max_message_size ({})",
+                self.send_buffer_bytes, self.max_message_size
+            ));
+        }
+        if self.recv_buffer_bytes < self.max_message_size {
+            return err(format!(
+                "recv_buffer_bytes ({}) must be at least max_message_size ({})",
+                self.recv_buffer_bytes, self.max_message_size
+            ));
+        }
+        if !(1..=16384).contains(&self.reliable_window) {
+            return err(format!("reliable_window: need 1..=16384 messages, got {}", self.reliable_window));
+        }
+        if self.idle_timeout_us == 0 {
+            return err("idle_timeout_us: must be above 0".into());
+        }
+        if self.keepalive_interval_us == 0 || self.keepalive_interval_us >= self.idle_timeout_us {
+            return err(format!(
+                "keepalive_interval_us ({}) must be above 0 and below idle_timeout_us ({})",
+                self.keepalive_interval_us, self.idle_timeout_us
+            ));
+        }
+        if self.handshake_resend_us == 0 || self.handshake_timeout_us == 0 {
+            return err("handshake_resend_us and handshake_timeout_us: must be above 0".into());
+        }
+        if self.initial_rtt_us == 0 {
+            return err("initial_rtt_us: must be above 0".into());
+        }
+        if self.packet_threshold == 0 {
+            return err("packet_threshold: must be above 0".into());
+        }
+        if self.max_handshake_payload + 64 > self.max_datagram_size {
+            return err(format!(
+                "max_handshake_payload ({}) must leave 64 bytes of max_datagram_size ({})",
+                self.max_handshake_payload, self.max_datagram_size
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Server endpoint configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerConfig {
+    /// Applied to every accepted connection; its `channels` field is ignored
+    /// (each client declares its channels in HELLO).
+    pub connection: Config,
+    /// Most live connections; HELLOs beyond it are rejected with "server full".
+    /// Default 4096.
+    pub max_connections: usize,
+    /// Most connect requests awaiting `accept`/`reject`. Default 1024.
+    pub max_pending: usize,
+    /// A connect request not answered in this long is rejected, µs. Default 5 s.
+    pub pending_timeout_us: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            connection: Config::default(),
+            max_connections: 4096,
+            max_pending: 1024,
+            pending_timeout_us: 5_000_000,
+        }
+    }
+}
+
+impl ServerConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.connection.validate()?;
+        if self.max_connections == 0 || self.max_pending == 0 {
+            return Err(ConfigError("max_connections and max_pending: must be above 0".into()));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_and_presets_validate() {
+        Config::default().validate().unwrap();
+        Config::low_latency().validate().unwrap();
+        ServerConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let c = Config { max_datagram_size: 20, ..Config::default() };
+        assert!(c.validate().unwrap_err().0.starts_with("max_datagram_size"));
+        let c = Config { send_buffer_bytes: 10, ..Config::default() };
+        assert!(c.validate().unwrap_err().0.starts_with("send_buffer_bytes"));
+    }
+}

@@ -1,0 +1,659 @@
+//! One connection's state machine: handshake, lifecycle, acknowledgement,
+//! loss recovery and message delivery. Packet assembly lives in
+//! `packetizer.rs`; this file handles inputs, timers and events.
+
+use std::collections::VecDeque;
+
+use crate::ack::ReceivedPackets;
+use crate::config::{ChannelConfig, Config};
+use crate::congestion::{self, CongestionController};
+use crate::error::{DropReason, SendError};
+use crate::event::{CloseReason, Event, MessageId};
+use crate::recv_channel::{Accept, Limits, RecvChannel};
+use crate::rng::Rng;
+use crate::rtt::RttEstimator;
+use crate::send_channel::{Released, SendChannel};
+use crate::sent::{Chunk, SentPacket, SentPackets};
+use crate::stats::{ChannelStats, Stats};
+use crate::timer::{Timer, TimerTable};
+use crate::wire::{self, decode_frame, expand_u16, AckRanges, ChannelKind, Frame, Handshake, MessageIter, Reader, WireError};
+
+/// Payload bytes reserved in every DATA packet for the header, an ACK frame
+/// and a frame header, when sizing fragments.
+pub(crate) const FRAGMENT_RESERVE: usize = wire::DATA_HEADER_LEN + 48;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Client: HELLO sent, awaiting WELCOME or REJECT.
+    Connecting,
+    /// Messages flow.
+    Connected,
+    /// Closed locally; answering stray packets with CLOSE until the drain timer.
+    Closing,
+    /// Finished: no more output. The host may drop the connection.
+    Drained,
+}
+
+/// A sans-IO connection. See the crate docs for the run loop.
+pub struct Connection {
+    pub(crate) config: Config,
+    pub(crate) side: Side,
+    pub(crate) state: State,
+    pub(crate) conn_id: u32,
+    pub(crate) handshake_payload: Vec<u8>,
+    pub(crate) hello_sends: u32,
+    pub(crate) hello_due: bool,
+    pub(crate) welcome_due: bool,
+    pub(crate) close_frame: Option<(u64, String)>,
+    pub(crate) close_due: bool,
+    pub(crate) ping_due: bool,
+    /// Probe packets owed after a probe timeout (they may exceed the window).
+    pub(crate) probes_due: u8,
+    pub(crate) send: Vec<SendChannel>,
+    pub(crate) recv: Vec<RecvChannel>,
+    /// Order in which channels get room in a datagram (priority, then index).
+    pub(crate) channel_order: Vec<u8>,
+    pub(crate) retransmit: VecDeque<Chunk>,
+    pub(crate) sent: SentPackets,
+    pub(crate) received: ReceivedPackets,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) cc: Box<dyn CongestionController>,
+    pub(crate) timers: TimerTable,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) stats: Stats,
+    pub(crate) next_pn: u64,
+    pub(crate) largest_acked: Option<u64>,
+    pub(crate) pto_count: u32,
+    pub(crate) last_eliciting_sent: u64,
+    pub(crate) last_received: u64,
+    pub(crate) next_message_id: MessageId,
+    pub(crate) send_buffered: usize,
+    pub(crate) lost_scratch: Vec<SentPacket>,
+    pub(crate) released_scratch: Vec<Released>,
+}
+
+impl Connection {
+    /// Start a client connection. `seed` feeds the connection ID and any
+    /// other randomness; `handshake` travels to the server in HELLO.
+    pub fn client(config: Config, now: u64, seed: u64, handshake: &[u8]) -> Result<Connection, crate::ConfigError> {
+        config.validate()?;
+        if handshake.len() > config.max_handshake_payload {
+            return Err(crate::ConfigError(format!(
+                "handshake payload: {} bytes exceeds max_handshake_payload ({})",
+                handshake.len(),
+                config.max_handshake_payload
+            )));
+        }
+        let mut rng = Rng::new(seed);
+        let conn_id = loop {
+            let id = rng.next_u32();
+            if id != 0 {
+                break id;
+            }
+        };
+        let channels = config.channels.clone();
+        let mut c = Connection::new(config, Side::Client, conn_id, channels, now);
+        c.handshake_payload = handshake.to_vec();
+        c.hello_due = true;
+        c.timers.set(Timer::Handshake, now + c.config.handshake_timeout_us);
+        Ok(c)
+    }
+
+    /// Server side, created by `Server::accept` after a valid HELLO.
+    pub(crate) fn accepted(config: Config, conn_id: u32, kinds: &[ChannelKind], now: u64) -> Connection {
+        let channels = kinds.iter().map(|&k| ChannelConfig::new(k)).collect();
+        let mut c = Connection::new(config, Side::Server, conn_id, channels, now);
+        c.state = State::Connected;
+        c.welcome_due = true;
+        c.events.push_back(Event::Connected);
+        c
+    }
+
+    fn new(mut config: Config, side: Side, conn_id: u32, channels: Vec<ChannelConfig>, now: u64) -> Connection {
+        config.channels = channels;
+        let mut channel_order: Vec<u8> = (0..config.channels.len() as u8).collect();
+        channel_order.sort_by_key(|&i| (core::cmp::Reverse(config.channels[i as usize].priority), i));
+        let stats = Stats { channels: vec![ChannelStats::default(); config.channels.len()], ..Stats::default() };
+        let mut c = Connection {
+            side,
+            state: State::Connecting,
+            conn_id,
+            handshake_payload: Vec::new(),
+            hello_sends: 0,
+            hello_due: false,
+            welcome_due: false,
+            close_frame: None,
+            close_due: false,
+            ping_due: false,
+            probes_due: 0,
+            send: config.channels.iter().map(|&c| SendChannel::new(c)).collect(),
+            recv: config.channels.iter().enumerate().map(|(i, c)| RecvChannel::new(i as u8, c.kind)).collect(),
+            channel_order,
+            retransmit: VecDeque::new(),
+            sent: SentPackets::default(),
+            received: ReceivedPackets::default(),
+            rtt: RttEstimator::new(config.initial_rtt_us),
+            cc: congestion::build(config.congestion, config.max_datagram_size as u64),
+            timers: TimerTable::default(),
+            events: VecDeque::new(),
+            stats,
+            next_pn: 0,
+            largest_acked: None,
+            pto_count: 0,
+            last_eliciting_sent: now,
+            last_received: now,
+            next_message_id: 1,
+            send_buffered: 0,
+            lost_scratch: Vec::new(),
+            released_scratch: Vec::new(),
+            config,
+        };
+        c.refresh_timers(now);
+        c
+    }
+
+    // ---- getters -------------------------------------------------------
+
+    pub fn id(&self) -> u32 {
+        self.conn_id
+    }
+    pub fn side(&self) -> Side {
+        self.side
+    }
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn is_connected(&self) -> bool {
+        self.state == State::Connected
+    }
+    /// True once the connection has nothing more to do; the host may drop it.
+    pub fn is_drained(&self) -> bool {
+        self.state == State::Drained
+    }
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+    /// Channels of this connection (for a server, as the client declared them).
+    pub fn channels(&self) -> &[ChannelConfig] {
+        &self.config.channels
+    }
+    /// Smoothed round-trip time, µs.
+    pub fn rtt(&self) -> u64 {
+        self.rtt.smoothed()
+    }
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        s.rtt_us = self.rtt.smoothed();
+        s.rtt_var_us = self.rtt.var();
+        s.min_rtt_us = self.rtt.min();
+        s.loss_in = self.received.loss_in();
+        let eliciting = self.stats.packets_out.max(1) as f64;
+        s.loss_out = self.stats.packets_lost as f64 / eliciting;
+        s.congestion_window = self.cc.window();
+        s.bytes_in_flight = self.sent.bytes_in_flight();
+        s.send_buffer_bytes = self.send_buffered as u64;
+        s.recv_buffer_bytes = self.recv_buffered() as u64;
+        for (i, cs) in s.channels.iter_mut().enumerate() {
+            cs.messages_sent = self.send[i].messages_sent;
+            cs.messages_delivered = self.recv[i].delivered;
+            cs.queued_messages = self.send[i].queued_messages();
+            cs.unacked_messages = self.send[i].unacked_messages();
+        }
+        s
+    }
+    /// Which timer fires next and when (for debugging).
+    pub fn next_timer(&self) -> Option<(Timer, u64)> {
+        self.timers.next()
+    }
+
+    fn recv_buffered(&self) -> usize {
+        self.recv.iter().map(|r| r.buffered()).sum()
+    }
+
+    // ---- commands ------------------------------------------------------
+
+    /// Queue a message. It is packed into datagrams by `poll_transmit`; its
+    /// fate arrives later as `Event::Acked(id)` or `Event::Lost(id)`.
+    pub fn send(&mut self, now: u64, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
+        if self.state != State::Connected {
+            return Err(SendError::NotConnected(data));
+        }
+        if channel as usize >= self.send.len() {
+            return Err(SendError::UnknownChannel(data));
+        }
+        if data.len() > self.config.max_message_size {
+            return Err(SendError::TooLarge(data));
+        }
+        if self.send_buffered + data.len() > self.config.send_buffer_bytes {
+            return Err(SendError::BufferFull(data));
+        }
+        let id = self.next_message_id;
+        self.next_message_id += 1;
+        self.send_buffered += data.len();
+        let frag_size = (self.config.max_datagram_size - FRAGMENT_RESERVE) as u32;
+        let mut stale = core::mem::take(&mut self.released_scratch);
+        self.send[channel as usize].push(now, id, data, frag_size, &mut stale);
+        self.release_lost(&mut stale);
+        self.released_scratch = stale;
+        self.refresh_timers(now);
+        Ok(id)
+    }
+
+    /// Close with an application code and reason. Outstanding messages are
+    /// reported `Lost`, then `Closed(Local)`; a CLOSE frame goes to the peer.
+    pub fn close(&mut self, now: u64, code: u64, reason: &str) {
+        if matches!(self.state, State::Closing | State::Drained) {
+            return;
+        }
+        let was_connected = self.state == State::Connected;
+        let mut reason = reason.to_string();
+        truncate_utf8(&mut reason, self.config.max_handshake_payload);
+        self.finish(CloseReason::Local { code, reason: reason.clone() });
+        if was_connected {
+            self.state = State::Closing;
+            self.close_frame = Some((code, reason));
+            self.close_due = true;
+            let drain = 3 * self.rtt.pto_base(self.config.max_ack_delay_us);
+            self.timers.set(Timer::Drain, now + drain);
+        }
+    }
+
+    /// Report every outstanding message lost, emit `Closed`, stop timers.
+    fn finish(&mut self, reason: CloseReason) {
+        for ch in &mut self.send {
+            for id in ch.drain_all() {
+                self.events.push_back(Event::Lost(id));
+            }
+        }
+        self.send_buffered = 0;
+        self.retransmit.clear();
+        for p in self.sent.drain() {
+            drop(p);
+        }
+        self.events.push_back(Event::Closed(reason));
+        self.state = State::Drained;
+        self.timers.stop_all();
+    }
+
+    // ---- inputs --------------------------------------------------------
+
+    /// Feed one received datagram. Malformed or unexpected datagrams are
+    /// dropped (counted in stats) and never change connection state; the
+    /// `Err` says why, for hosts that log it.
+    pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<(), DropReason> {
+        let result = self.handle_inner(now, datagram);
+        if result == Err(DropReason::Malformed) {
+            self.stats.malformed += 1;
+        }
+        self.refresh_timers(now);
+        result
+    }
+
+    fn handle_inner(&mut self, now: u64, datagram: &[u8]) -> Result<(), DropReason> {
+        let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
+        if id != self.conn_id {
+            return Err(DropReason::UnknownConnection);
+        }
+        if self.state == State::Drained {
+            return Err(DropReason::Unexpected);
+        }
+        if ty != wire::PACKET_DATA {
+            let hs = wire::decode_handshake(datagram).map_err(|_| DropReason::Malformed)?;
+            return self.on_handshake(now, hs);
+        }
+        if self.state == State::Connecting {
+            // Data before WELCOME: the WELCOME was lost; the server accepted.
+            self.on_connected(now);
+        }
+        if self.state == State::Closing {
+            self.close_due = true;
+            return Ok(());
+        }
+        if datagram.len() < wire::DATA_HEADER_LEN {
+            return Err(DropReason::Malformed);
+        }
+        // Validate every frame before acting on any, so a corrupt tail
+        // cannot leave half a packet applied.
+        let body = &datagram[wire::DATA_HEADER_LEN..];
+        let mut r = Reader::new(body);
+        let mut eliciting = false;
+        while !r.is_empty() {
+            let f = decode_frame(&mut r).map_err(|_| DropReason::Malformed)?;
+            eliciting |= !matches!(f, Frame::Ack { .. } | Frame::Close { .. });
+            if let Some(ch) = frame_channel(&f) {
+                if ch as usize >= self.recv.len() {
+                    return Err(DropReason::Malformed);
+                }
+            }
+        }
+        let pn16 = u16::from_le_bytes([datagram[5], datagram[6]]);
+        let pn = expand_u16(pn16, self.received.largest().map_or(0, |l| l + 1));
+        if self.received.is_duplicate(pn) {
+            self.stats.duplicates += 1;
+            // Re-acknowledge: our earlier ACK may have been lost.
+            self.received.on_duplicate(now);
+            return Err(DropReason::Duplicate);
+        }
+        self.last_received = now;
+        self.stats.packets_in += 1;
+        self.stats.bytes_in += datagram.len() as u64;
+        let mut r = Reader::new(body);
+        let mut accepted = true;
+        while !r.is_empty() {
+            let Ok(frame) = decode_frame(&mut r) else { break };
+            if !self.on_frame(now, frame) {
+                accepted = false;
+                break;
+            }
+            if self.state == State::Drained {
+                return Ok(());
+            }
+        }
+        if !accepted {
+            self.stats.no_room += 1;
+            return Err(DropReason::NoRoom);
+        }
+        self.received.insert(pn, now);
+        self.received.on_packet(now, eliciting);
+        Ok(())
+    }
+
+    fn on_handshake(&mut self, now: u64, hs: Handshake) -> Result<(), DropReason> {
+        match (self.side, hs) {
+            (Side::Client, Handshake::Welcome { .. }) => {
+                if self.state == State::Connecting {
+                    if self.hello_sends == 1 {
+                        // Unambiguous sample: HELLO was sent exactly once.
+                        let sent_at = self.timers.get(Timer::Handshake).map_or(now, |t| t - self.config.handshake_timeout_us);
+                        self.rtt.update(now.saturating_sub(sent_at), 0);
+                    }
+                    self.on_connected(now);
+                }
+                Ok(())
+            }
+            (Side::Client, Handshake::Reject { reason, .. }) => {
+                if self.state != State::Connecting {
+                    return Err(DropReason::Unexpected);
+                }
+                let reason = String::from_utf8_lossy(reason).into_owned();
+                self.finish(CloseReason::Rejected { reason });
+                Ok(())
+            }
+            (Side::Server, Handshake::Hello { .. }) => {
+                // Our WELCOME was lost; say it again.
+                if self.state == State::Connected {
+                    self.welcome_due = true;
+                }
+                self.last_received = now;
+                Ok(())
+            }
+            _ => Err(DropReason::Unexpected),
+        }
+    }
+
+    fn on_connected(&mut self, now: u64) {
+        self.state = State::Connected;
+        self.hello_due = false;
+        self.timers.stop(Timer::Handshake);
+        self.timers.stop(Timer::HelloResend);
+        self.last_received = now;
+        self.events.push_back(Event::Connected);
+    }
+
+    /// Apply one frame. Returns false if reliable data found no room (the
+    /// packet must then stay unacknowledged).
+    fn on_frame(&mut self, now: u64, frame: Frame) -> bool {
+        let limits = |c: &Connection| Limits {
+            window: c.config.reliable_window as u64,
+            max_message: c.config.max_message_size,
+            budget: c.config.recv_buffer_bytes.saturating_sub(c.recv_buffered()),
+        };
+        match frame {
+            Frame::Ack { largest, delay_us, first_range, ranges, .. } => {
+                self.on_ack(now, largest, delay_us, first_range, ranges);
+                true
+            }
+            Frame::Ping => true,
+            Frame::Close { code, reason } => {
+                let reason = String::from_utf8_lossy(reason).into_owned();
+                self.finish(CloseReason::Peer { code, reason });
+                true
+            }
+            Frame::Messages { channel, first_seq, body, .. } => {
+                for (i, data) in MessageIter::new(body).enumerate() {
+                    let l = limits(self);
+                    let seq = first_seq.wrapping_add(i as u16);
+                    if self.recv[channel as usize].on_message(seq, data, l, &mut self.events) == Accept::NoRoom {
+                        return false;
+                    }
+                }
+                true
+            }
+            Frame::Fragment { channel, seq, index, count, data } => {
+                let l = limits(self);
+                self.recv[channel as usize].on_fragment(seq, index, count, data, l, &mut self.events) == Accept::Ok
+            }
+        }
+    }
+
+    fn on_ack(&mut self, now: u64, largest16: u16, delay_us: u64, first_range: u64, ranges: &[u8]) {
+        let Some(last_sent) = self.next_pn.checked_sub(1) else { return };
+        let largest = expand_u16(largest16, last_sent);
+        if largest > last_sent {
+            return; // acknowledges a packet never sent: ignore
+        }
+        let largest_newly_acked = self.sent.get(largest).map(|p| p.time_sent);
+        let mut acked_any = false;
+        let mut hi = largest;
+        let mut lo = largest.saturating_sub(first_range);
+        let mut iter = AckRanges::new(ranges);
+        loop {
+            for pn in lo.max(self.sent.base_pn())..=hi {
+                if let Some(p) = self.sent.take(pn) {
+                    acked_any = true;
+                    self.on_packet_acked(now, p);
+                }
+            }
+            let Some((gap, len)) = iter.next() else { break };
+            let Some(next_hi) = lo.checked_sub(gap + 2) else { break };
+            hi = next_hi;
+            lo = hi.saturating_sub(len);
+        }
+        if self.largest_acked.is_none_or(|l| largest > l) {
+            self.largest_acked = Some(largest);
+            if let Some(sent_at) = largest_newly_acked {
+                let delay = delay_us.min(self.config.max_ack_delay_us);
+                self.rtt.update(now.saturating_sub(sent_at), delay);
+            }
+        }
+        if acked_any {
+            self.pto_count = 0;
+        }
+        self.detect_lost(now);
+    }
+
+    fn on_packet_acked(&mut self, now: u64, p: SentPacket) {
+        self.cc.on_ack(now, p.time_sent, p.size, self.rtt.smoothed());
+        for c in &p.chunks {
+            if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c.seq, c.frag) {
+                self.send_buffered -= r.bytes;
+                self.events.push_back(Event::Acked(r.id));
+            }
+        }
+        self.sent.recycle(p.chunks);
+    }
+
+    fn detect_lost(&mut self, now: u64) {
+        let Some(largest) = self.largest_acked else { return };
+        let mut lost = core::mem::take(&mut self.lost_scratch);
+        let next = self.sent.detect_lost(now, largest, self.rtt.loss_delay(), self.config.packet_threshold, &mut lost);
+        match next {
+            Some(t) => self.timers.set(Timer::LossDetection, t),
+            None => self.timers.stop(Timer::LossDetection),
+        }
+        if let Some(newest) = lost.iter().map(|p| p.time_sent).max() {
+            let bytes = lost.iter().map(|p| p.size).sum();
+            self.cc.on_loss(now, newest, bytes);
+        }
+        for p in lost.drain(..) {
+            self.stats.packets_lost += 1;
+            self.on_packet_lost(p);
+        }
+        self.lost_scratch = lost;
+    }
+
+    fn on_packet_lost(&mut self, p: SentPacket) {
+        for c in &p.chunks {
+            let ch = &mut self.send[c.channel as usize];
+            if ch.kind().is_reliable() {
+                if ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) {
+                    self.retransmit.push_back(*c);
+                }
+            } else if let Some(r) = ch.drop_message(c.seq) {
+                self.send_buffered -= r.bytes;
+                self.events.push_back(Event::Lost(r.id));
+            }
+        }
+        self.sent.recycle(p.chunks);
+    }
+
+    pub(crate) fn release_lost(&mut self, released: &mut Vec<Released>) {
+        for r in released.drain(..) {
+            self.send_buffered -= r.bytes;
+            self.events.push_back(Event::Lost(r.id));
+        }
+    }
+
+    /// Call when `poll_timeout`'s deadline has passed.
+    pub fn handle_timeout(&mut self, now: u64) {
+        if self.timers.expire(Timer::Drain, now) {
+            self.state = State::Drained;
+            self.timers.stop_all();
+            return;
+        }
+        if self.timers.expire(Timer::Handshake, now) {
+            self.finish(CloseReason::HandshakeTimeout);
+            return;
+        }
+        if self.timers.expire(Timer::Idle, now) {
+            self.finish(CloseReason::IdleTimeout);
+            return;
+        }
+        if self.timers.expire(Timer::HelloResend, now) {
+            self.hello_due = true;
+        }
+        if self.timers.expire(Timer::LossDetection, now) {
+            self.detect_lost(now);
+        }
+        if self.timers.expire(Timer::Probe, now) {
+            self.on_probe_timeout();
+        }
+        if self.timers.expire(Timer::Keepalive, now) {
+            self.ping_due = true;
+        }
+        self.timers.expire(Timer::Ack, now);
+        self.refresh_timers(now);
+    }
+
+    /// Tail loss: nothing acknowledged for a probe timeout. Resend the oldest
+    /// unacknowledged reliable data (or a PING) in up to two probe packets.
+    fn on_probe_timeout(&mut self) {
+        self.pto_count = (self.pto_count + 1).min(16);
+        self.probes_due = 2;
+        let mut probe: Vec<Chunk> = Vec::new();
+        for p in self.sent.oldest(2) {
+            for c in &p.chunks {
+                let ch = &self.send[c.channel as usize];
+                if ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) {
+                    probe.push(*c);
+                }
+            }
+        }
+        if probe.is_empty() {
+            self.ping_due = true;
+        }
+        for c in probe.into_iter().rev() {
+            self.retransmit.push_front(c);
+        }
+    }
+
+    /// Recompute every deadline in the timer table from current state.
+    pub(crate) fn refresh_timers(&mut self, now: u64) {
+        let _ = now;
+        match self.state {
+            State::Drained => {
+                self.timers.stop_all();
+                return;
+            }
+            State::Closing => return,
+            State::Connecting => {
+                if self.side == Side::Client && self.timers.get(Timer::HelloResend).is_none() && !self.hello_due {
+                    let backoff = self.config.handshake_resend_us << self.hello_sends.saturating_sub(1).min(5);
+                    self.timers.set(Timer::HelloResend, self.last_eliciting_sent + backoff);
+                }
+                return;
+            }
+            State::Connected => {}
+        }
+        self.timers.set(Timer::Idle, self.last_received + self.config.idle_timeout_us);
+        self.timers.set(Timer::Keepalive, self.last_eliciting_sent + self.config.keepalive_interval_us);
+        match self.received.ack_deadline(self.config.max_ack_delay_us) {
+            Some(t) => self.timers.set(Timer::Ack, t),
+            None => self.timers.stop(Timer::Ack),
+        }
+        if self.sent.is_empty() || self.timers.get(Timer::LossDetection).is_some() {
+            self.timers.stop(Timer::Probe);
+        } else {
+            let pto = self.rtt.pto_base(self.config.max_ack_delay_us) << self.pto_count.min(10);
+            self.timers.set(Timer::Probe, self.last_eliciting_sent + pto);
+        }
+    }
+
+    /// Earliest time `handle_timeout` must be called; None = no timer.
+    /// Must be asked again after every input, command or poll.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers.next().map(|(_, at)| at)
+    }
+
+    /// Next event; drain until None after every input or command.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    pub(crate) fn message_frag(&self, c: Chunk) -> Option<(&[u8], u32)> {
+        let m = self.send[c.channel as usize].get(c.seq)?;
+        if m.is_acked(c.frag) {
+            return None;
+        }
+        Some((m.fragment(c.frag), m.frag_count))
+    }
+}
+
+fn frame_channel(f: &Frame) -> Option<u8> {
+    match f {
+        Frame::Messages { channel, .. } | Frame::Fragment { channel, .. } => Some(*channel),
+        _ => None,
+    }
+}
+
+fn truncate_utf8(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+impl From<WireError> for DropReason {
+    fn from(_: WireError) -> Self {
+        DropReason::Malformed
+    }
+}

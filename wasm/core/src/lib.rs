@@ -1,0 +1,53 @@
+//! Ricochet's protocol core. It performs no I/O, spawns nothing, and never
+//! reads a clock or OS randomness: received datagrams and the current time
+//! (`u64` microseconds from any epoch) go in; datagrams to send, events and
+//! the next deadline come out. The same inputs give the same outputs, byte for
+//! byte, so one crate runs in browsers (wasm), in Node (wasm) and in native
+//! game servers, and its tests run on virtual time.
+//!
+//! # Run loop
+//!
+//! A host (the SDK, the native driver, or a test [`pair::Pair`]) does:
+//!
+//! 1. Create a [`Connection::client`] or a [`Server`].
+//! 2. On every received datagram call `handle_datagram(now, bytes)`; when the
+//!    time from `poll_timeout()` has passed call `handle_timeout(now)`; send
+//!    with `send(now, channel, bytes)`, end with `close(now, code, reason)`.
+//! 3. After each of those, drain the outputs in this order:
+//!    `poll_transmit(now, buf)` until `None` (write each datagram to the
+//!    network), then `poll_event()` until `None`, then ask `poll_timeout()`
+//!    and arm one timer for it.
+//!
+//! The core never calls back into the host. Commands that cannot be honoured
+//! return an error that hands the message back; network trouble and peer
+//! misbehaviour arrive as events (`Event::Closed { .. }`). Malformed datagrams
+//! are dropped and counted; no input bytes can make the core panic.
+//!
+//! The byte-exact wire format is in `WIRE.md`.
+
+pub mod ack;
+pub mod config;
+pub mod congestion;
+mod connection;
+pub mod error;
+pub mod event;
+mod packetizer;
+pub mod pair;
+pub mod recv_channel;
+pub mod rng;
+pub mod rtt;
+pub mod send_channel;
+pub mod sent;
+pub mod server;
+pub mod sim;
+pub mod stats;
+pub mod timer;
+pub mod wire;
+
+pub use config::{ChannelConfig, ChannelKind, Config, ConfigError, CongestionKind, ServerConfig};
+pub use connection::{Connection, Side, State};
+pub use error::{DropReason, SendError};
+pub use event::{CloseReason, Event, MessageId};
+pub use server::{ConnectionId, Server};
+pub use stats::{ChannelStats, Stats};
+pub use timer::Timer;

@@ -1,0 +1,199 @@
+//! Packet assembly: `poll_transmit` fills one datagram with, in order, an
+//! ACK (when owed), PING, CLOSE, retransmitted fragments, then new messages
+//! by channel priority, coalescing consecutive small messages of a channel
+//! into one MESSAGES frame.
+
+use crate::connection::{Connection, Side, State};
+use crate::sent::{Chunk, SentPacket};
+use crate::timer::Timer;
+use crate::wire::{self, messages_header_len, varint_len, Writer};
+
+/// Most messages in one MESSAGES frame (its count is a one-byte varint).
+const MAX_RUN: u8 = 127;
+
+/// An open MESSAGES frame that later messages of the same channel may join.
+struct Run {
+    channel: u8,
+    next_seq: u64,
+    count_at: usize,
+    count: u8,
+}
+
+/// Append one message or fragment to the packet. Returns false (writing
+/// nothing) if it does not fit.
+fn write_chunk(w: &mut Writer, run: &mut Option<Run>, c: Chunk, data: &[u8], frag_count: u32) -> bool {
+    if frag_count > 1 {
+        *run = None;
+        return wire::encode_fragment(w, c.channel, c.seq, c.frag, frag_count, data);
+    }
+    let entry = varint_len(data.len() as u64) + data.len();
+    if let Some(r) = run.as_mut() {
+        if r.channel == c.channel && r.next_seq == c.seq && r.count < MAX_RUN && entry <= w.remaining() {
+            w.put_len_prefixed(data);
+            r.count += 1;
+            r.next_seq += 1;
+            w.patch_u8(r.count_at, r.count);
+            return true;
+        }
+    }
+    if messages_header_len(1) + entry > w.remaining() {
+        return false;
+    }
+    w.put_u8(wire::FRAME_MESSAGES);
+    w.put_u8(c.channel);
+    w.put_u16(c.seq as u16);
+    let count_at = w.len();
+    w.put_u8(1);
+    w.put_len_prefixed(data);
+    *run = Some(Run { channel: c.channel, next_seq: c.seq + 1, count_at, count: 1 });
+    true
+}
+
+impl Connection {
+    /// Write the next datagram to send into `buf` and return its length, or
+    /// None when nothing is due now. Call repeatedly until None after every
+    /// input, command or timeout. `buf` should hold `max_datagram_size` bytes.
+    pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<usize> {
+        let max = buf.len().min(self.config.max_datagram_size);
+        if max < 64 {
+            return None;
+        }
+        let mut w = Writer::new(&mut buf[..max]);
+        let n = match self.state {
+            State::Drained => None,
+            State::Connecting => self.transmit_hello(now, &mut w),
+            State::Closing => self.transmit_close(now, &mut w),
+            State::Connected if self.welcome_due => {
+                self.welcome_due = false;
+                wire::encode_welcome(&mut w, self.conn_id).then_some(w.len())
+            }
+            State::Connected => self.transmit_data(now, &mut w),
+        };
+        if let Some(n) = n {
+            self.stats.packets_out += 1;
+            self.stats.bytes_out += n as u64;
+        }
+        self.refresh_timers(now);
+        n
+    }
+
+    fn transmit_hello(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
+        if self.side != Side::Client || !self.hello_due {
+            return None;
+        }
+        let kinds: Vec<_> = self.config.channels.iter().map(|c| c.kind).collect();
+        if !wire::encode_hello(w, self.conn_id, &kinds, &self.handshake_payload) {
+            return None;
+        }
+        self.hello_due = false;
+        self.hello_sends += 1;
+        self.last_eliciting_sent = now;
+        self.timers.stop(Timer::HelloResend);
+        Some(w.len())
+    }
+
+    fn transmit_close(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
+        if !self.close_due {
+            return None;
+        }
+        self.close_due = false;
+        let (code, reason) = self.close_frame.clone()?;
+        wire::encode_data_header(w, self.conn_id, self.next_pn);
+        self.next_pn += 1;
+        if self.received.ack_owed() && self.received.encode_ack(w, now) {
+            self.received.on_ack_sent();
+        }
+        wire::encode_close(w, code, reason.as_bytes());
+        Some(w.len())
+    }
+
+    fn transmit_data(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
+        let pn = self.next_pn;
+        wire::encode_data_header(w, self.conn_id, pn);
+        let mut ack_written = false;
+        if self.received.ack_owed() {
+            ack_written = self.received.encode_ack(w, now);
+        }
+        let mut eliciting = false;
+        if self.ping_due && w.put_u8(wire::FRAME_PING) {
+            self.ping_due = false;
+            eliciting = true;
+        }
+        let probing = self.probes_due > 0;
+        let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.cc.window();
+        let mut chunks = self.sent.take_chunk_vec();
+        let mut payload = 0usize;
+        if room || probing {
+            let mut run: Option<Run> = None;
+            while let Some(&c) = self.retransmit.front() {
+                let Some((data, count)) = self.message_frag(c) else {
+                    self.retransmit.pop_front();
+                    continue;
+                };
+                if !write_chunk(w, &mut run, c, data, count) {
+                    break;
+                }
+                payload += data.len();
+                self.retransmit.pop_front();
+                self.stats.retransmissions += 1;
+                chunks.push(c);
+            }
+            self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
+            eliciting |= !chunks.is_empty();
+        }
+        if probing && !eliciting && w.put_u8(wire::FRAME_PING) {
+            eliciting = true;
+        }
+        if !eliciting && !self.received.ack_due(now, self.config.max_ack_delay_us) {
+            // Nothing worth a datagram yet (a piggybackable ACK can wait).
+            self.sent.recycle(chunks);
+            return None;
+        }
+        if !eliciting && !ack_written {
+            self.sent.recycle(chunks);
+            return None;
+        }
+        if ack_written {
+            self.received.on_ack_sent();
+        }
+        self.next_pn += 1;
+        let n = w.len();
+        self.stats.payload_bytes_out += payload as u64;
+        self.stats.overhead_bytes_out += (n - payload) as u64;
+        if eliciting {
+            self.probes_due = self.probes_due.saturating_sub(1);
+            self.last_eliciting_sent = now;
+            self.cc.on_sent(now, n as u64);
+            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks });
+        } else {
+            self.sent.recycle(chunks);
+        }
+        Some(n)
+    }
+
+    /// First transmissions, highest-priority channel first.
+    fn fill_new_messages(&mut self, now: u64, w: &mut Writer, run: &mut Option<Run>, chunks: &mut Vec<Chunk>, payload: &mut usize) {
+        let window = self.config.reliable_window as u64;
+        let mut expired = core::mem::take(&mut self.released_scratch);
+        for oi in 0..self.channel_order.len() {
+            let ch = self.channel_order[oi];
+            let send = &mut self.send[ch as usize];
+            while let Some(seq) = send.next_unsent(now, window, &mut expired) {
+                let Some(m) = send.get(seq) else { break };
+                let frag = m.next_frag;
+                let c = Chunk { channel: ch, seq, frag };
+                let data = m.fragment(frag);
+                if !write_chunk(w, run, c, data, m.frag_count) {
+                    break;
+                }
+                *payload += data.len();
+                chunks.push(c);
+                if let Some(m) = send.get_mut(seq) {
+                    m.next_frag += 1;
+                }
+            }
+        }
+        self.release_lost(&mut expired);
+        self.released_scratch = expired;
+    }
+}

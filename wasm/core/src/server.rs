@@ -1,0 +1,235 @@
+//! Server endpoint: routes datagrams to connections by connection ID (never
+//! by address), turns HELLOs into connect requests the application accepts
+//! or rejects, and multiplexes every connection's output.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::config::{ConfigError, ServerConfig};
+use crate::connection::Connection;
+use crate::error::{DropReason, SendError};
+use crate::event::{Event, MessageId};
+use crate::wire::{self, ChannelKind, Handshake, Writer, PROTOCOL_VERSION};
+
+/// A connection ID, as chosen by the client.
+pub type ConnectionId = u32;
+
+struct Pending {
+    channels: Vec<ChannelKind>,
+    since: u64,
+}
+
+struct Entry {
+    conn: Connection,
+    /// May have output: checked by `poll_transmit`.
+    dirty: bool,
+}
+
+pub struct Server {
+    config: ServerConfig,
+    connections: BTreeMap<ConnectionId, Entry>,
+    pending: BTreeMap<ConnectionId, Pending>,
+    /// Rejections to send, and recent ones to repeat if HELLO comes again.
+    rejects_due: VecDeque<(ConnectionId, String)>,
+    rejected: BTreeMap<ConnectionId, (String, u64)>,
+    dirty: VecDeque<ConnectionId>,
+    events: VecDeque<(ConnectionId, Event)>,
+}
+
+impl Server {
+    pub fn new(config: ServerConfig) -> Result<Server, ConfigError> {
+        config.validate()?;
+        Ok(Server {
+            config,
+            connections: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            rejects_due: VecDeque::new(),
+            rejected: BTreeMap::new(),
+            dirty: VecDeque::new(),
+            events: VecDeque::new(),
+        })
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    pub fn connection(&self, id: ConnectionId) -> Option<&Connection> {
+        self.connections.get(&id).map(|e| &e.conn)
+    }
+
+    /// IDs of live connections, ascending.
+    pub fn connection_ids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
+        self.connections.keys().copied()
+    }
+
+    pub fn connection_count(&self) -> usize {
+        self.connections.len()
+    }
+
+    /// Feed one datagram. Returns the connection ID it belonged to (so the
+    /// host can note the peer's current address) or why it was dropped.
+    pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<ConnectionId, DropReason> {
+        let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
+        if self.connections.contains_key(&id) {
+            let r = self.with_conn(id, |c| c.handle_datagram(now, datagram));
+            return r.unwrap_or(Err(DropReason::UnknownConnection)).map(|_| id);
+        }
+        if ty != wire::PACKET_HELLO {
+            return Err(DropReason::UnknownConnection);
+        }
+        let Ok(Handshake::Hello { conn_id, version, channels, payload }) = wire::decode_handshake(datagram) else {
+            return Err(DropReason::Malformed);
+        };
+        if self.pending.contains_key(&conn_id) {
+            return Ok(conn_id);
+        }
+        if let Some((reason, _)) = self.rejected.get(&conn_id) {
+            let reason = reason.clone();
+            self.queue_reject(conn_id, reason);
+            return Ok(conn_id);
+        }
+        if version != PROTOCOL_VERSION {
+            self.reject_new(now, conn_id, format!("unsupported protocol version {version}; server speaks {PROTOCOL_VERSION}"));
+            return Ok(conn_id);
+        }
+        if self.connections.len() >= self.config.max_connections || self.pending.len() >= self.config.max_pending {
+            self.reject_new(now, conn_id, "server full".into());
+            return Ok(conn_id);
+        }
+        if payload.len() > self.config.connection.max_handshake_payload {
+            self.reject_new(now, conn_id, "handshake payload too large".into());
+            return Ok(conn_id);
+        }
+        self.pending.insert(conn_id, Pending { channels, since: now });
+        self.events.push_back((conn_id, Event::ConnectRequest { payload: payload.to_vec() }));
+        Ok(conn_id)
+    }
+
+    /// Accept a pending connect request. Returns false if there is none.
+    pub fn accept(&mut self, now: u64, id: ConnectionId) -> bool {
+        let Some(p) = self.pending.remove(&id) else { return false };
+        let conn = Connection::accepted(self.config.connection.clone(), id, &p.channels, now);
+        self.connections.insert(id, Entry { conn, dirty: false });
+        self.with_conn(id, |_| ());
+        true
+    }
+
+    /// Refuse a pending connect request; the client gets `Closed(Rejected)`
+    /// with this reason. Returns false if there is none.
+    pub fn reject(&mut self, now: u64, id: ConnectionId, reason: &str) -> bool {
+        if self.pending.remove(&id).is_none() {
+            return false;
+        }
+        self.reject_new(now, id, reason.to_string());
+        true
+    }
+
+    fn reject_new(&mut self, now: u64, id: ConnectionId, mut reason: String) {
+        let max = self.config.connection.max_handshake_payload;
+        if reason.len() > max {
+            let mut cut = max;
+            while !reason.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            reason.truncate(cut);
+        }
+        // Remember briefly so a retransmitted HELLO gets the same answer.
+        if self.rejected.len() >= self.config.max_pending {
+            self.rejected.pop_first();
+        }
+        self.rejected.insert(id, (reason.clone(), now + self.config.pending_timeout_us));
+        self.queue_reject(id, reason);
+    }
+
+    fn queue_reject(&mut self, id: ConnectionId, reason: String) {
+        if self.rejects_due.len() < self.config.max_pending {
+            self.rejects_due.push_back((id, reason));
+        }
+    }
+
+    /// Send on one connection (see `Connection::send`).
+    pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
+        match self.with_conn(id, |c| c.send(now, channel, data)) {
+            Some(r) => r,
+            None => Err(SendError::NotConnected(Vec::new())),
+        }
+    }
+
+    /// Close one connection with an application code and reason.
+    pub fn close(&mut self, now: u64, id: ConnectionId, code: u64, reason: &str) {
+        self.with_conn(id, |c| c.close(now, code, reason));
+    }
+
+    /// Run `f` on a connection, then collect its events and mark it dirty.
+    pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
+        let e = self.connections.get_mut(&id)?;
+        let r = f(&mut e.conn);
+        while let Some(ev) = e.conn.poll_event() {
+            self.events.push_back((id, ev));
+        }
+        if !e.dirty {
+            e.dirty = true;
+            self.dirty.push_back(id);
+        }
+        Some(r)
+    }
+
+    /// Next datagram to send and the connection it is for.
+    pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(ConnectionId, usize)> {
+        if let Some((id, reason)) = self.rejects_due.pop_front() {
+            let mut w = Writer::new(buf);
+            if wire::encode_reject(&mut w, id, reason.as_bytes()) {
+                return Some((id, w.len()));
+            }
+        }
+        while let Some(&id) = self.dirty.front() {
+            let Some(e) = self.connections.get_mut(&id) else {
+                self.dirty.pop_front();
+                continue;
+            };
+            if let Some(n) = e.conn.poll_transmit(now, buf) {
+                return Some((id, n));
+            }
+            e.dirty = false;
+            self.dirty.pop_front();
+            while let Some(ev) = e.conn.poll_event() {
+                self.events.push_back((id, ev));
+            }
+            if e.conn.is_drained() {
+                self.connections.remove(&id);
+            }
+        }
+        None
+    }
+
+    pub fn poll_event(&mut self) -> Option<(ConnectionId, Event)> {
+        self.events.pop_front()
+    }
+
+    /// Earliest deadline across connections and pending requests.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let conns = self.connections.values().filter_map(|e| e.conn.poll_timeout());
+        let pend = self.pending.values().map(|p| p.since + self.config.pending_timeout_us);
+        let rej = self.rejected.values().map(|r| r.1);
+        conns.chain(pend).chain(rej).min()
+    }
+
+    pub fn handle_timeout(&mut self, now: u64) {
+        let due: Vec<ConnectionId> =
+            self.connections.iter().filter(|(_, e)| e.conn.poll_timeout().is_some_and(|t| t <= now)).map(|(&id, _)| id).collect();
+        for id in due {
+            self.with_conn(id, |c| c.handle_timeout(now));
+        }
+        let expired: Vec<ConnectionId> =
+            self.pending.iter().filter(|(_, p)| p.since + self.config.pending_timeout_us <= now).map(|(&id, _)| id).collect();
+        for id in expired {
+            self.reject(now, id, "connect request timed out");
+        }
+        self.rejected.retain(|_, (_, until)| *until > now);
+        // Drained connections leave once their events are collected.
+        let drained: Vec<ConnectionId> = self.connections.iter().filter(|(_, e)| e.conn.is_drained() && !e.dirty).map(|(&id, _)| id).collect();
+        for id in drained {
+            self.connections.remove(&id);
+        }
+    }
+}

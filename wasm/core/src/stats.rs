@@ -1,0 +1,47 @@
+//! Connection statistics, read with `Connection::stats`.
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChannelStats {
+    pub messages_sent: u64,
+    pub messages_delivered: u64,
+    /// Messages queued, not yet fully sent.
+    pub queued_messages: u64,
+    /// Messages sent and awaiting acknowledgement.
+    pub unacked_messages: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub rtt_us: u64,
+    pub rtt_var_us: u64,
+    pub min_rtt_us: u64,
+    /// Fraction of our ack-eliciting packets declared lost.
+    pub loss_out: f64,
+    /// Fraction of the peer's packets that never arrived (from number gaps).
+    pub loss_in: f64,
+    pub packets_out: u64,
+    pub packets_in: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Message fragments sent again after loss or on probe.
+    pub retransmissions: u64,
+    /// Packets received twice (dropped).
+    pub duplicates: u64,
+    /// Datagrams dropped as malformed.
+    pub malformed: u64,
+    /// Packets dropped for lack of receive room (left unacknowledged).
+    pub no_room: u64,
+    /// Bytes of packet headers and frame headers sent (everything but payload).
+    pub overhead_bytes_out: u64,
+    /// Payload bytes of messages sent (first transmissions and retransmissions).
+    pub payload_bytes_out: u64,
+    pub congestion_window: u64,
+    pub bytes_in_flight: u64,
+    /// Bytes held by queued and unacknowledged messages.
+    pub send_buffer_bytes: u64,
+    /// Bytes held out of order or in reassembly at the receiver.
+    pub recv_buffer_bytes: u64,
+    pub channels: Vec<ChannelStats>,
+}
