@@ -70,7 +70,9 @@ pub struct Config {
     pub send_buffer_bytes: usize,
     /// Bytes of out-of-order and partially reassembled messages the receiver
     /// holds; packets that would exceed it are dropped unacknowledged (the
-    /// sender retransmits). Default 8 MiB. Must be at least `max_message_size`.
+    /// sender retransmits). The message a reliable channel waits for next is
+    /// always taken, so the worst case is this plus `max_message_size`.
+    /// Default 8 MiB. Must be at least `max_message_size`.
     pub recv_buffer_bytes: usize,
     /// Reliable channels: most messages in flight per channel (sent but not
     /// acknowledged, and held out of order by the receiver). Default 4096,

@@ -148,7 +148,10 @@ impl RecvChannel {
             }
             return Accept::Ok;
         }
-        if cost > limits.budget {
+        // The head-of-line message is always taken (within max_message), so
+        // a buffer full of later messages can never deadlock the channel.
+        let head = reliable && seq == self.next;
+        if cost > limits.budget && !head {
             return if reliable { Accept::NoRoom } else { Accept::Ok };
         }
         if !reliable && !entry_exists && self.reassembly.len() >= MAX_UNRELIABLE_REASSEMBLIES {

@@ -1,0 +1,119 @@
+//! Connection lifecycle: handshake, rejection, close, timeouts.
+
+mod common;
+
+use common::payload;
+use ricochet_core::pair::{AcceptPolicy, Pair};
+use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
+use ricochet_core::{CloseReason, Config, Connection, Event, ServerConfig, State};
+
+fn closed(events: &[Event]) -> Vec<&CloseReason> {
+    events.iter().filter_map(|e| if let Event::Closed(r) = e { Some(r) } else { None }).collect()
+}
+
+#[test]
+fn handshake_payload_reaches_server() {
+    let mut p = Pair::with_handshake(Config::default(), ServerConfig::default(), NetworkProfile::lan(), 1, b"token-123");
+    assert!(p.connect());
+    assert!(p.server_events.iter().any(|(_, e)| *e == Event::ConnectRequest { payload: b"token-123".to_vec() }));
+    assert!(p.client_events.contains(&Event::Connected));
+}
+
+#[test]
+fn rejected_handshake_carries_its_reason() {
+    let mut p = Pair::over(NetworkProfile::lan(), 2);
+    p.accept = AcceptPolicy::Reject("room is full".into());
+    p.run_for(1_000_000);
+    assert_eq!(closed(&p.client_events), vec![&CloseReason::Rejected { reason: "room is full".into() }]);
+    assert_eq!(p.client.state(), State::Drained);
+}
+
+#[test]
+fn handshake_survives_heavy_loss() {
+    let mut p = Pair::over(NetworkProfile::s1(LossModel::iid(0.5)), 3);
+    assert!(p.connect());
+}
+
+#[test]
+fn handshake_times_out_without_server() {
+    let lossy = LinkConfig { loss: LossModel::iid(1.0), ..LinkConfig::default() };
+    let profile = NetworkProfile { name: "dead", client_to_server: lossy, server_to_client: lossy };
+    let mut p = Pair::over(profile, 4);
+    p.run_for(10_000_000);
+    assert_eq!(closed(&p.client_events), vec![&CloseReason::HandshakeTimeout]);
+}
+
+#[test]
+fn version_mismatch_is_rejected_with_reason() {
+    let mut server = ricochet_core::Server::new(ServerConfig::default()).unwrap();
+    let mut client = Connection::client(Config::default(), 0, 9, b"").unwrap();
+    let mut buf = vec![0u8; 1500];
+    let n = client.poll_transmit(0, &mut buf).unwrap();
+    buf[5] = 99; // version field (little-endian u16 after type and conn id)
+    server.handle_datagram(0, &buf[..n]).unwrap();
+    let (_, m) = server.poll_transmit(0, &mut buf).unwrap();
+    client.handle_datagram(0, &buf[..m]).unwrap();
+    let ev: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+    assert!(matches!(&ev[..], [Event::Closed(CloseReason::Rejected { reason })] if reason.contains("version 99")));
+}
+
+#[test]
+fn idle_timeout_closes_both_sides() {
+    let cfg = Config { idle_timeout_us: 2_000_000, keepalive_interval_us: 500_000, ..Config::default() };
+    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let mut p = Pair::new(cfg, server, NetworkProfile::lan(), 5);
+    assert!(p.connect());
+    // Keepalives hold the connection open while the link works...
+    p.run_for(5_000_000);
+    assert!(p.client.is_connected());
+    // ...then the link dies entirely.
+    let dead = LinkConfig { loss: LossModel::iid(1.0), ..LinkConfig::default() };
+    p.net.set_profile(NetworkProfile { name: "dead", client_to_server: dead, server_to_client: dead });
+    p.run_for(3_000_000);
+    assert_eq!(closed(&p.client_events), vec![&CloseReason::IdleTimeout]);
+    let server_closed: Vec<_> = p.server_events.iter().filter(|(_, e)| matches!(e, Event::Closed(_))).collect();
+    assert_eq!(server_closed.len(), 1);
+    assert_eq!(server_closed[0].1, Event::Closed(CloseReason::IdleTimeout));
+    assert_eq!(p.server.connection_count(), 0, "server released the connection");
+}
+
+#[test]
+fn graceful_close_reaches_peer_with_code_and_reason() {
+    let mut p = Pair::over(NetworkProfile::lan(), 6);
+    assert!(p.connect());
+    p.client.close(p.now, 4000, "player quit");
+    p.run_for(1_000_000);
+    assert_eq!(closed(&p.client_events), vec![&CloseReason::Local { code: 4000, reason: "player quit".into() }]);
+    assert!(p.server_events.iter().any(|(_, e)| *e == Event::Closed(CloseReason::Peer { code: 4000, reason: "player quit".into() })));
+    assert!(p.client.is_drained());
+    assert_eq!(p.server.connection_count(), 0);
+}
+
+#[test]
+fn server_close_reaches_client() {
+    let mut p = Pair::over(NetworkProfile::lan(), 7);
+    assert!(p.connect());
+    let id = p.client.id();
+    p.server.close(p.now, id, 1, "kicked");
+    p.run_for(1_000_000);
+    assert_eq!(closed(&p.client_events), vec![&CloseReason::Peer { code: 1, reason: "kicked".into() }]);
+}
+
+#[test]
+fn close_reports_outstanding_messages_lost_before_closed() {
+    let mut p = Pair::over(NetworkProfile::lan(), 8);
+    assert!(p.connect());
+    let id = p.client.send(p.now, 0, payload(1, 100)).unwrap();
+    p.client.close(p.now, 0, "bye");
+    let evs: Vec<Event> = std::iter::from_fn(|| p.client.poll_event()).collect();
+    assert_eq!(evs, vec![Event::Lost(id), Event::Closed(CloseReason::Local { code: 0, reason: "bye".into() })]);
+}
+
+#[test]
+fn keepalive_measures_rtt_on_idle_connection() {
+    let mut p = Pair::over(NetworkProfile::s1(LossModel::None), 9);
+    assert!(p.connect());
+    p.run_for(5_000_000);
+    let rtt = p.client.stats().rtt_us;
+    assert!((19_000..=27_000).contains(&rtt), "rtt {rtt}");
+}
