@@ -1,0 +1,146 @@
+//! Generates WIRE.md test vectors from the code and checks them against the
+//! committed `vectors/wire.json` (rewrite with `RICOCHET_BLESS=1`). The
+//! TypeScript suite decodes the same file with a decoder written from
+//! WIRE.md alone.
+
+use ricochet_core::ack::ReceivedPackets;
+use ricochet_core::wire::{self, decode_frame, decode_handshake, AckRanges, ChannelKind, Frame, Handshake, MessageIter, Reader, Writer};
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn json_str(s: &[u8]) -> String {
+    let s = String::from_utf8_lossy(s);
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Describe a datagram as JSON using the Rust decoder.
+fn describe(d: &[u8]) -> Option<String> {
+    let (ty, id) = wire::peek_conn_id(d)?;
+    if ty != wire::PACKET_DATA {
+        return Some(match decode_handshake(d).ok()? {
+            Handshake::Hello { conn_id, version, channels, payload } => format!(
+                "{{\"type\":\"HELLO\",\"connection_id\":{conn_id},\"version\":{version},\"channels\":[{}],\"payload\":\"{}\"}}",
+                channels.iter().map(|k| (*k as u8).to_string()).collect::<Vec<_>>().join(","),
+                hex(payload)
+            ),
+            Handshake::Welcome { conn_id, version } => format!("{{\"type\":\"WELCOME\",\"connection_id\":{conn_id},\"version\":{version}}}"),
+            Handshake::Reject { conn_id, version, reason } => {
+                format!("{{\"type\":\"REJECT\",\"connection_id\":{conn_id},\"version\":{version},\"reason\":{}}}", json_str(reason))
+            }
+        });
+    }
+    if d.len() < wire::DATA_HEADER_LEN || id == 0 {
+        return None;
+    }
+    let pn = u16::from_le_bytes([d[5], d[6]]);
+    let mut r = Reader::new(&d[wire::DATA_HEADER_LEN..]);
+    let mut frames = Vec::new();
+    while !r.is_empty() {
+        frames.push(match decode_frame(&mut r).ok()? {
+            Frame::Ack { largest, delay_us, first_range, ranges, .. } => format!(
+                "{{\"type\":\"ACK\",\"largest\":{largest},\"ack_delay_us\":{delay_us},\"first_range\":{first_range},\"ranges\":[{}]}}",
+                AckRanges::new(ranges).map(|(g, l)| format!("[{g},{l}]")).collect::<Vec<_>>().join(",")
+            ),
+            Frame::Ping => "{\"type\":\"PING\"}".into(),
+            Frame::Close { code, reason } => format!("{{\"type\":\"CLOSE\",\"code\":{code},\"reason\":{}}}", json_str(reason)),
+            Frame::Messages { channel, first_seq, body, .. } => format!(
+                "{{\"type\":\"MESSAGES\",\"channel\":{channel},\"first_seq\":{first_seq},\"messages\":[{}]}}",
+                MessageIter::new(body).map(|m| format!("\"{}\"", hex(m))).collect::<Vec<_>>().join(",")
+            ),
+            Frame::Fragment { channel, seq, index, count, data } => format!(
+                "{{\"type\":\"FRAGMENT\",\"channel\":{channel},\"seq\":{seq},\"index\":{index},\"count\":{count},\"data\":\"{}\"}}",
+                hex(data)
+            ),
+        });
+    }
+    Some(format!("{{\"type\":\"DATA\",\"connection_id\":{id},\"packet_number\":{pn},\"frames\":[{}]}}", frames.join(",")))
+}
+
+fn build(f: impl FnOnce(&mut Writer) -> bool) -> Vec<u8> {
+    let mut buf = vec![0u8; 1500];
+    let mut w = Writer::new(&mut buf);
+    assert!(f(&mut w));
+    let n = w.len();
+    buf.truncate(n);
+    buf
+}
+
+fn messages(w: &mut Writer, channel: u8, first_seq: u16, msgs: &[&[u8]]) -> bool {
+    w.put_u8(wire::FRAME_MESSAGES)
+        && w.put_u8(channel)
+        && w.put_u16(first_seq)
+        && w.put_varint(msgs.len() as u64)
+        && msgs.iter().all(|m| w.put_len_prefixed(m))
+}
+
+fn vectors() -> Vec<(&'static str, Vec<u8>)> {
+    let id = 0x1234_5678;
+    let long: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
+    let mut acks = ReceivedPackets::default();
+    for pn in [0u64, 1, 2, 3, 5, 6, 9, 10, 11, 20] {
+        acks.insert(pn, 1_000);
+    }
+    vec![
+        ("hello", build(|w| wire::encode_hello(w, id, &[ChannelKind::ReliableOrdered, ChannelKind::UnreliableSequenced, ChannelKind::Unreliable], b"token"))),
+        ("hello_empty_payload", build(|w| wire::encode_hello(w, 1, &[ChannelKind::ReliableUnordered], b""))),
+        ("welcome", build(|w| wire::encode_welcome(w, id))),
+        ("reject", build(|w| wire::encode_reject(w, id, "room \"full\"".as_bytes()))),
+        ("data_ping", build(|w| wire::encode_data_header(w, id, 0) && w.put_u8(wire::FRAME_PING))),
+        ("data_empty", build(|w| wire::encode_data_header(w, id, 65_535))),
+        ("data_messages_run", build(|w| wire::encode_data_header(w, id, 7) && messages(w, 0, 65_534, &[b"a", b"", b"xyz"]))),
+        ("data_two_byte_length", build(|w| wire::encode_data_header(w, id, 70_000) && messages(w, 3, 9, &[&long]))),
+        ("data_ack_ranges", build(|w| wire::encode_data_header(w, id, 3) && acks.encode_ack(w, 1_500))),
+        ("data_fragment", build(|w| wire::encode_data_header(w, id, 4) && wire::encode_fragment(w, 1, 300, 2, 3, b"tail"))),
+        ("data_close", build(|w| wire::encode_data_header(w, id, 5) && wire::encode_close(w, 4000, b"bye"))),
+        (
+            "data_mixed",
+            build(|w| {
+                wire::encode_data_header(w, id, 6)
+                    && acks.encode_ack(w, 1_000)
+                    && w.put_u8(wire::FRAME_PING)
+                    && messages(w, 2, 1, &[b"hi"])
+                    && wire::encode_fragment(w, 0, 0, 0, 2, b"head")
+            }),
+        ),
+        ("invalid_empty", vec![]),
+        ("invalid_short_header", vec![0x04, 0x78, 0x56, 0x34]),
+        ("invalid_packet_type", vec![0x09, 1, 0, 0, 0, 1, 0]),
+        ("invalid_conn_id_zero", vec![0x02, 0, 0, 0, 0, 1, 0]),
+        ("invalid_unknown_frame", vec![0x04, 1, 0, 0, 0, 0, 0, 0x7f]),
+        ("invalid_truncated_messages", vec![0x04, 1, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 1, 5, b'a']),
+        ("invalid_zero_count_messages", vec![0x04, 1, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0]),
+        ("invalid_fragment_index", vec![0x04, 1, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 2, 2, 0]),
+        ("invalid_fragment_count_one", vec![0x04, 1, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 0, 1, 0]),
+        ("invalid_overlong_varint", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x03], vec![0x80; 10], vec![0x01, 0]].concat()),
+        ("invalid_hello_trailing", [build(|w| wire::encode_hello(w, 1, &[ChannelKind::Unreliable], b"")), vec![0]].concat()),
+        ("invalid_hello_kind", vec![0x01, 1, 0, 0, 0, 1, 0, 1, 9, 0]),
+        ("invalid_ack_too_many_ranges", vec![0x04, 1, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 17, 0]),
+    ]
+}
+
+fn render() -> String {
+    let mut out = String::from("[\n");
+    let v = vectors();
+    for (i, (name, d)) in v.iter().enumerate() {
+        let body = match describe(d) {
+            Some(p) => format!("\"packet\":{p}"),
+            None => "\"error\":true".into(),
+        };
+        assert_eq!(name.starts_with("invalid_"), body.contains("\"error\""), "vector {name}");
+        out += &format!("  {{\"name\":\"{name}\",\"hex\":\"{}\",{body}}}{}\n", hex(d), if i + 1 < v.len() { "," } else { "" });
+    }
+    out + "]\n"
+}
+
+#[test]
+fn wire_vectors_match_committed_file() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/wire.json");
+    let fresh = render();
+    if std::env::var_os("RICOCHET_BLESS").is_some() {
+        std::fs::write(path, &fresh).unwrap();
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(committed == fresh, "wire format changed: review WIRE.md, then rerun with RICOCHET_BLESS=1");
+}
