@@ -116,7 +116,7 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("invalid_overlong_varint", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x03], vec![0x80; 10], vec![0x01, 0]].concat()),
         ("invalid_hello_trailing", [build(|w| wire::encode_hello(w, 1, &[ChannelKind::Unreliable], b"")), vec![0]].concat()),
         ("invalid_hello_kind", vec![0x01, 1, 0, 0, 0, 1, 0, 1, 9, 0]),
-        ("invalid_ack_too_many_ranges", vec![0x04, 1, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 17, 0]),
+        ("invalid_ack_too_many_ranges", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 17, 0], vec![0; 34]].concat()),
     ]
 }
 
