@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// Builds the Rust bindings into sdk/wasm/:
+//   cargo build (wasm32, release) -> wasm-bindgen --target web -> wasm-opt -O3
+// Skipped when sdk/wasm is newer than every Rust input. `--force` rebuilds.
+//
+// Outputs (all generated, git-ignored):
+//   sdk/wasm/ricochet_wasm.js        glue (ESM), imported only by sdk/src/wasm.ts
+//   sdk/wasm/ricochet_wasm.d.ts      glue types (used inside the SDK only)
+//   sdk/wasm/ricochet_wasm_bg.wasm   the optimized module
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { ROOT, WASM_DIR, WASM_TARGET, isMain, run, setup, wasmBindgenPath, wasmOptPath } from './setup.mjs';
+
+export const CRATE = 'ricochet-wasm';
+export const OUT_DIR = join(ROOT, 'sdk', 'wasm');
+export const OUT_NAME = 'ricochet_wasm';
+export const OUT_WASM = join(OUT_DIR, `${OUT_NAME}_bg.wasm`);
+const OUTPUTS = [OUT_WASM, join(OUT_DIR, `${OUT_NAME}.js`), join(OUT_DIR, `${OUT_NAME}.d.ts`)];
+// Written last, only after every step succeeded; its mtime is the build time.
+const STAMP = join(OUT_DIR, '.build-stamp.json');
+
+// Files whose change requires a rebuild.
+const INPUT_DIRS = ['wasm/core/src', 'wasm/wasm/src'];
+const INPUT_FILES = [
+  'wasm/Cargo.toml',
+  'wasm/Cargo.lock',
+  'wasm/core/Cargo.toml',
+  'wasm/core/build.rs',
+  'wasm/wasm/Cargo.toml',
+  'wasm/wasm/build.rs',
+  'scripts/build-wasm.mjs',
+];
+
+// wasm-opt gets --enable-* for each feature in the module's target_features
+// section (it reads the section too, but older releases ignore some names);
+// these are the fallback when the section is absent. They are the features rustc enables by
+// default for wasm32-unknown-unknown (Rust >= 1.87), all supported by Node 20
+// and current browsers.
+const DEFAULT_FEATURES = [
+  'bulk-memory',
+  'nontrapping-fptoint',
+  'sign-ext',
+  'mutable-globals',
+  'reference-types',
+  'multivalue',
+];
+// target_features name (LLVM) -> wasm-opt flag. Names not listed are implied
+// by another one (bulk-memory-opt, call-indirect-overlong) or unknown to
+// older binaryen releases.
+const WASM_OPT_FLAGS = {
+  'bulk-memory': '--enable-bulk-memory',
+  'nontrapping-fptoint': '--enable-nontrapping-float-to-int',
+  'sign-ext': '--enable-sign-ext',
+  'mutable-globals': '--enable-mutable-globals',
+  'reference-types': '--enable-reference-types',
+  multivalue: '--enable-multivalue',
+  simd128: '--enable-simd',
+  'relaxed-simd': '--enable-relaxed-simd',
+  atomics: '--enable-threads',
+  'tail-call': '--enable-tail-call',
+  'exception-handling': '--enable-exception-handling',
+  'extended-const': '--enable-extended-const',
+  multimemory: '--enable-multimemory',
+  memory64: '--enable-memory64',
+  gc: '--enable-gc',
+};
+
+const log = (msg) => console.log(`[build-wasm] ${msg}`);
+
+function newestInput() {
+  let newest = { time: -Infinity, file: null };
+  const consider = (p) => {
+    const t = statSync(p).mtimeMs;
+    if (t > newest.time) newest = { time: t, file: p };
+  };
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else consider(p);
+    }
+  };
+  for (const d of INPUT_DIRS) if (existsSync(join(ROOT, d))) walk(join(ROOT, d));
+  for (const f of INPUT_FILES) if (existsSync(join(ROOT, f))) consider(join(ROOT, f));
+  return newest;
+}
+
+/** Why a rebuild is needed, or null when sdk/wasm is up to date. */
+function staleReason() {
+  if (!existsSync(STAMP)) return 'no previous build';
+  const missing = OUTPUTS.find((p) => !existsSync(p));
+  if (missing) return `${missing.slice(ROOT.length + 1)} is missing`;
+  const built = statSync(STAMP).mtimeMs;
+  const newest = newestInput();
+  if (newest.time > built) return `${newest.file.slice(ROOT.length + 1)} changed`;
+  let stamp = {};
+  try {
+    stamp = JSON.parse(readFileSync(STAMP, 'utf8'));
+  } catch {
+    return 'unreadable build stamp';
+  }
+  if (stamp.wasmOpt === 'missing' && wasmOptPath()) return 'wasm-opt is now available';
+  return null;
+}
+
+/** Feature names from the module's target_features custom section. */
+function targetFeatures(bytes) {
+  const sections = WebAssembly.Module.customSections(new WebAssembly.Module(bytes), 'target_features');
+  if (sections.length === 0) return null;
+  const b = new Uint8Array(sections[0]);
+  let i = 0;
+  const leb = () => {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      const byte = b[i++];
+      result |= (byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return result;
+      shift += 7;
+    }
+  };
+  const names = [];
+  for (let n = leb(); n > 0; n--) {
+    const prefix = String.fromCharCode(b[i++]);
+    const len = leb();
+    const name = new TextDecoder().decode(b.subarray(i, i + len));
+    i += len;
+    if (prefix === '+' || prefix === '=') names.push(name);
+  }
+  return names;
+}
+
+function wasmOptFlags(bytes) {
+  const features = targetFeatures(bytes) ?? DEFAULT_FEATURES;
+  return [...new Set(features.map((f) => WASM_OPT_FLAGS[f]).filter(Boolean))];
+}
+
+function sizes(file) {
+  const bytes = readFileSync(file);
+  return { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+}
+
+/**
+ * Instantiates a module through the generated glue in a fresh Node process
+ * (runs __wbindgen_start). Returns null on success, else the error text.
+ */
+function instantiateError(wasmFile) {
+  const glue = pathToFileURL(join(OUT_DIR, `${OUT_NAME}.js`)).href;
+  const code =
+    `import { readFileSync } from 'node:fs';` +
+    `import { initSync } from ${JSON.stringify(glue)};` +
+    `initSync({ module: readFileSync(${JSON.stringify(wasmFile)}) });`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+  if (r.status === 0) return null;
+  return (r.stderr.split('\n').find((l) => /Error/.test(l)) ?? r.stderr.trim()).trim() || `exit ${r.status}`;
+}
+
+/**
+ * wasm-opt -O3 on sdk/wasm, in place, only if the result still validates,
+ * keeps the same exports and instantiates through the glue; otherwise keeps
+ * the unoptimized module with a warning. Returns 'ok', 'missing' or 'failed'.
+ */
+function optimize() {
+  const wasmOpt = wasmOptPath();
+  if (!wasmOpt) {
+    console.warn('[build-wasm] WARNING: wasm-opt not found: skipping optimization');
+    return 'missing';
+  }
+  const before = readFileSync(OUT_WASM);
+  const tmp = `${OUT_WASM}.opt`;
+  const flags = wasmOptFlags(before);
+  try {
+    run(wasmOpt, ['-O3', ...flags, OUT_WASM, '-o', tmp]);
+    const after = readFileSync(tmp);
+    if (!WebAssembly.validate(after)) throw new Error('its output does not validate');
+    const exportsOf = (b) => JSON.stringify(WebAssembly.Module.exports(new WebAssembly.Module(b)));
+    if (exportsOf(after) !== exportsOf(before)) throw new Error('it changed the module exports');
+    const err = instantiateError(tmp);
+    if (err) throw new Error(`its output fails to instantiate: ${err}`);
+    renameSync(tmp, OUT_WASM);
+    return 'ok';
+  } catch (e) {
+    console.warn(`[build-wasm] WARNING: ${wasmOpt}: ${e.message}; keeping the unoptimized module`);
+    return 'failed';
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+
+/** Builds sdk/wasm unless it is up to date. Returns true when it built. */
+export function buildWasm({ force = false } = {}) {
+  const reason = force ? '--force' : staleReason();
+  if (!reason) {
+    const s = sizes(OUT_WASM);
+    log(`up to date (sdk/wasm): ${kb(s.raw)} raw, ${kb(s.gzip)} gzip`);
+    return false;
+  }
+  log(`building (${reason})`);
+  const t0 = performance.now();
+  rmSync(STAMP, { force: true });
+
+  run('cargo', ['build', '--release', '--target', WASM_TARGET, '-p', CRATE], { cwd: WASM_DIR });
+  // CARGO_TARGET_DIR, when set, is relative to cargo's cwd (wasm/).
+  const targetDir = resolve(WASM_DIR, process.env.CARGO_TARGET_DIR || 'target');
+  const cargoOut = join(targetDir, WASM_TARGET, 'release', `${CRATE.replaceAll('-', '_')}.wasm`);
+  if (!existsSync(cargoOut)) throw new Error(`cargo did not produce ${cargoOut}`);
+
+  rmSync(OUT_DIR, { recursive: true, force: true });
+  mkdirSync(OUT_DIR, { recursive: true });
+  run(wasmBindgenPath(), [
+    cargoOut,
+    '--target', 'web',
+    '--omit-default-module-path',
+    '--out-dir', OUT_DIR,
+    '--out-name', OUT_NAME,
+  ]);
+  // Raw-export typings: unused, and TypeScript would pick them up for
+  // `import bytes from '../wasm/ricochet_wasm_bg.wasm'` instead of src/glue.d.ts.
+  rmSync(join(OUT_DIR, `${OUT_NAME}_bg.wasm.d.ts`), { force: true });
+  const bindgen = sizes(OUT_WASM);
+
+  const wasmOpt = optimize();
+  const s = sizes(OUT_WASM);
+  writeFileSync(STAMP, JSON.stringify({ wasmOpt, raw: s.raw, gzip: s.gzip }) + '\n');
+  log(
+    `built in ${((performance.now() - t0) / 1000).toFixed(1)} s: sdk/wasm/${OUT_NAME}_bg.wasm ` +
+      `${kb(s.raw)} raw, ${kb(s.gzip)} gzip` +
+      (wasmOpt === 'ok' ? ` (before wasm-opt: ${kb(bindgen.raw)} raw, ${kb(bindgen.gzip)} gzip)` : ' (NOT optimized)'),
+  );
+  return true;
+}
+
+if (isMain(import.meta.url)) {
+  try {
+    const force = process.argv.includes('--force');
+    if (!process.argv.includes('--no-setup')) setup();
+    buildWasm({ force });
+  } catch (e) {
+    console.error(`[build-wasm] ERROR: ${e.message}`);
+    process.exit(1);
+  }
+}

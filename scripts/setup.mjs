@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+// Installs whatever the development build needs and is missing. Idempotent;
+// when everything is present it only stats a few files (well under 1 s).
+//
+//   - Rust target wasm32-unknown-unknown                 (rustup target add)
+//   - wasm-bindgen-cli, same version as the crate pin    (cargo install, cached)
+//   - npm dependencies of the workspace                  (npm install)
+//   - wasm-opt: npm package `binaryen` (a root devDependency, so npm install
+//     brings it). Not Debian's binaryen 108: it corrupts wasm-bindgen 0.2.130
+//     output (writes the __wbindgen_externrefs table export with the index of
+//     the funcref table, so instantiation fails).
+//
+// Node builtins only: it runs before node_modules exists.
+// Other scripts import the helpers exported here.
+
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const WASM_DIR = join(ROOT, 'wasm');
+export const WASM_CRATE_MANIFEST = join(WASM_DIR, 'wasm', 'Cargo.toml');
+export const WASM_TARGET = 'wasm32-unknown-unknown';
+
+const log = (msg) => console.log(`[setup] ${msg}`);
+const warn = (msg) => console.warn(`[setup] WARNING: ${msg}`);
+
+// rustup's default install dir is not always on PATH (e.g. non-login shells).
+const cargoHomeBin = join(process.env.CARGO_HOME || join(homedir(), '.cargo'), 'bin');
+if (!findOnPath('cargo') && existsSync(join(cargoHomeBin, 'cargo'))) {
+  process.env.PATH = `${cargoHomeBin}${delimiter}${process.env.PATH ?? ''}`;
+}
+
+/** Absolute path of an executable found on PATH, or null. */
+export function findOnPath(name) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, name);
+    try {
+      accessSync(p, constants.X_OK);
+      if (statSync(p).isFile()) return p;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/**
+ * Runs a command with inherited stdio; throws on failure (non-zero exit,
+ * signal, or missing executable). Prints the command first.
+ */
+export function run(cmd, args, { cwd = ROOT, env, quiet = false } = {}) {
+  if (!quiet) console.log(`$ ${[cmd, ...args].join(' ')}${cwd !== ROOT ? `   (in ${relative(cwd)})` : ''}`);
+  const r = spawnSync(cmd, args, { cwd, env: env ?? process.env, stdio: 'inherit' });
+  if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} failed (${r.signal ? `signal ${r.signal}` : `exit ${r.status}`})`);
+  }
+}
+
+/** Runs a command and returns its stdout (throws on failure). */
+export function capture(cmd, args, { cwd = ROOT } = {}) {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+function relative(p) {
+  return p.startsWith(ROOT) ? p.slice(ROOT.length + 1) || '.' : p;
+}
+
+/** Root of the tool cache: $RICOCHET_CACHE or ~/.cache/ricochet. */
+export function cacheDir() {
+  return process.env.RICOCHET_CACHE || join(homedir(), '.cache', 'ricochet');
+}
+
+/**
+ * The exact wasm-bindgen version pinned in wasm/wasm/Cargo.toml
+ * (`wasm-bindgen = "=X.Y.Z"` or `wasm-bindgen = { version = "=X.Y.Z", ... }`).
+ * The CLI must match the crate exactly, so the pin must be exact.
+ */
+export function wasmBindgenVersion() {
+  const toml = readFileSync(WASM_CRATE_MANIFEST, 'utf8');
+  const m = toml.match(/^\s*wasm-bindgen\s*=\s*(?:\{[^}\n]*?\bversion\s*=\s*)?"([^"]+)"/m);
+  if (!m) throw new Error(`no wasm-bindgen dependency found in ${relative(WASM_CRATE_MANIFEST)}`);
+  const exact = m[1].match(/^=\s*(\d+\.\d+\.\d+)$/);
+  if (!exact) {
+    throw new Error(
+      `wasm-bindgen must be pinned exactly in ${relative(WASM_CRATE_MANIFEST)} ` +
+        `(e.g. "=0.2.130"); found "${m[1]}"`,
+    );
+  }
+  return exact[1];
+}
+
+/** Path of the cached wasm-bindgen CLI binary (may not exist yet). */
+export function wasmBindgenPath(version = wasmBindgenVersion()) {
+  return join(cacheDir(), `wasm-bindgen-cli-${version}`, 'bin', 'wasm-bindgen');
+}
+
+/**
+ * Path of wasm-opt, or null when none is installed: $WASM_OPT, else the
+ * project's npm `binaryen`, else one on PATH. Its output is verified by
+ * scripts/build-wasm.mjs either way.
+ */
+export function wasmOptPath() {
+  if (process.env.WASM_OPT) return process.env.WASM_OPT;
+  const npmBin = join(ROOT, 'node_modules', 'binaryen', 'bin', 'wasm-opt');
+  if (existsSync(npmBin)) return npmBin;
+  return findOnPath('wasm-opt');
+}
+
+// ---------------------------------------------------------------------------
+
+function ensureRustTarget() {
+  if (!findOnPath('cargo')) {
+    throw new Error('cargo not found: install Rust with rustup (https://rustup.rs) first');
+  }
+  if (!findOnPath('rustup')) {
+    warn(`rustup not found; assuming the ${WASM_TARGET} target is installed`);
+    return;
+  }
+  const installed = capture('rustup', ['target', 'list', '--installed']).split('\n').map((s) => s.trim());
+  if (installed.includes(WASM_TARGET)) return;
+  log(`installing Rust target ${WASM_TARGET}`);
+  run('rustup', ['target', 'add', WASM_TARGET]);
+}
+
+function ensureWasmBindgen() {
+  const version = wasmBindgenVersion();
+  const bin = wasmBindgenPath(version);
+  if (existsSync(bin)) return;
+  const root = dirname(dirname(bin));
+  log(`installing wasm-bindgen-cli ${version} into ${root} (one-time, ~5 min on 2 cores)`);
+  // No --locked: the registry mirror lacks one locked dependency version.
+  run('cargo', ['install', 'wasm-bindgen-cli', '--version', version, '--root', root]);
+  if (!existsSync(bin)) throw new Error(`cargo install finished but ${bin} is missing`);
+}
+
+function ensureWasmOpt() {
+  if (wasmOptPath()) return;
+  warn('wasm-opt not found (the npm devDependency `binaryen` should provide it): ' +
+    'the wasm will be built unoptimized');
+}
+
+function mtime(p) {
+  try {
+    return statSync(p).mtimeMs;
+  } catch {
+    return -Infinity;
+  }
+}
+
+function ensureNpmDeps() {
+  const marker = join(ROOT, 'node_modules', '.package-lock.json');
+  const lock = join(ROOT, 'package-lock.json');
+  const markerTime = mtime(marker);
+  const reason = !existsSync(join(ROOT, 'node_modules'))
+    ? 'node_modules is missing'
+    : markerTime === -Infinity
+      ? 'node_modules/.package-lock.json is missing'
+      : !existsSync(lock)
+        ? 'package-lock.json is missing'
+        : mtime(lock) > markerTime
+          ? 'package-lock.json changed'
+          : [join(ROOT, 'package.json'), ...workspaceManifests()].some((p) => mtime(p) > markerTime)
+            ? 'a package.json changed'
+            : null;
+  if (!reason) return;
+  log(`installing npm dependencies (${reason})`);
+  run('npm', ['install', '--no-audit', '--no-fund']);
+  // npm may rewrite package-lock.json after its marker: mark the tree as in sync.
+  if (existsSync(marker)) {
+    const now = new Date();
+    utimesSync(marker, now, now);
+  }
+}
+
+function workspaceManifests() {
+  try {
+    const { workspaces = [] } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    return (Array.isArray(workspaces) ? workspaces : workspaces.packages ?? [])
+      .filter((w) => !/[*?]/.test(w))
+      .map((w) => join(ROOT, w, 'package.json'));
+  } catch {
+    return [];
+  }
+}
+
+/** Ensures every tool and dependency is present; prints only what it installs. */
+export function setup() {
+  ensureRustTarget();
+  ensureWasmBindgen();
+  ensureNpmDeps();
+  ensureWasmOpt();
+}
+
+/** True when the module is the script node was started with. */
+export function isMain(metaUrl) {
+  return !!process.argv[1] && metaUrl === pathToFileURL(resolve(process.argv[1])).href;
+}
+
+if (isMain(import.meta.url)) {
+  try {
+    const t0 = performance.now();
+    setup();
+    log(`ok (${Math.round(performance.now() - t0)} ms)`);
+  } catch (e) {
+    console.error(`[setup] ERROR: ${e.message}`);
+    process.exit(1);
+  }
+}

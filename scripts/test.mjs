@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// `npm test`: setup, build, then every test suite, in order, streaming their
+// output. Stops at the first failing step with a non-zero exit code. Ends
+// with one "N passed, N failed, N skipped" line over all suites.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { buildWasm } from './build-wasm.mjs';
+import { ROOT, setup } from './setup.mjs';
+
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const timings = [];
+
+/**
+ * Runs a command with stdio inherited, except stdout which is teed so
+ * `onLine` can see it. Rejects on non-zero exit.
+ */
+function exec(cmd, args, { cwd = ROOT, onLine } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, stdio: ['ignore', onLine ? 'pipe' : 'inherit', 'inherit'] });
+    if (onLine) {
+      let buf = '';
+      child.stdout.on('data', (chunk) => {
+        process.stdout.write(chunk);
+        buf += chunk;
+        const lines = buf.split('\n');
+        buf = lines.pop();
+        lines.forEach(onLine);
+      });
+      child.stdout.on('end', () => buf && onLine(buf));
+    }
+    child.on('error', (e) => reject(new Error(`${cmd}: ${e.message}`)));
+    child.on('close', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`})`)),
+    );
+  });
+}
+
+async function step(name, fn) {
+  console.log(`\n=== ${name}`);
+  const t0 = performance.now();
+  try {
+    await fn();
+  } finally {
+    timings.push(`${name} ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+}
+
+async function main() {
+  await step('setup', () => setup());
+  await step('build wasm', () => buildWasm());
+  await step('build sdk', () => exec(process.execPath, [join(ROOT, 'sdk', 'scripts', 'build.mjs')]));
+
+  await step('cargo test', () =>
+    exec('cargo', ['test', '--workspace', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')], {
+      onLine: (line) => {
+        const m = line.match(/^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/);
+        if (m) {
+          totals.passed += +m[1];
+          totals.failed += +m[2];
+          totals.skipped += +m[3];
+        }
+      },
+    }),
+  );
+
+  await step('sdk tests (vitest)', async () => {
+    const sdk = join(ROOT, 'sdk');
+    const require = createRequire(join(sdk, 'package.json'));
+    const pkgPath = require.resolve('vitest/package.json');
+    const bin = JSON.parse(readFileSync(pkgPath, 'utf8')).bin;
+    const vitest = join(dirname(pkgPath), typeof bin === 'string' ? bin : bin.vitest);
+    const dir = mkdtempSync(join(tmpdir(), 'ricochet-vitest-'));
+    const report = join(dir, 'report.json');
+    try {
+      await exec(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
+        cwd: sdk,
+      });
+    } finally {
+      try {
+        const r = JSON.parse(readFileSync(report, 'utf8'));
+        totals.passed += r.numPassedTests;
+        totals.failed += r.numFailedTests;
+        totals.skipped += r.numPendingTests + r.numTodoTests;
+      } catch {
+        // no report: vitest failed before running tests
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+main().then(
+  () => {
+    console.log(`\n[test] ${timings.join(', ')}`);
+    console.log(`total: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+  },
+  (e) => {
+    console.error(`\n[test] FAILED: ${e.message}`);
+    if (timings.length) console.error(`[test] ${timings.join(', ')}`);
+    process.exit(1);
+  },
+);
