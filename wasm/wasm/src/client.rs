@@ -1,0 +1,154 @@
+use ricochet_core::{Connection, DropReason, SendError, State};
+use wasm_bindgen::prelude::*;
+
+use crate::config::ConfigInput;
+use crate::events::{stats_vec, EventSlot, NONE};
+use crate::{deadline, micros, Scratch};
+
+/// A client connection (see `ricochet_core::Connection`).
+#[wasm_bindgen]
+pub struct Client {
+    conn: Connection,
+    io: Scratch,
+    tx: Vec<u8>,
+    ev: EventSlot,
+}
+
+pub(crate) fn drop_code(r: Result<(), DropReason>) -> u32 {
+    match r {
+        Ok(()) => 0,
+        Err(DropReason::Malformed) => 1,
+        Err(DropReason::UnknownConnection) => 2,
+        Err(DropReason::Duplicate) => 3,
+        Err(DropReason::NoRoom) => 4,
+        Err(DropReason::Unexpected) => 5,
+    }
+}
+
+/// Message ID, or a negative code: -1 buffer full, -2 too large,
+/// -3 unknown channel, -4 not connected.
+pub(crate) fn send_code(r: Result<u64, SendError>) -> f64 {
+    match r {
+        Ok(id) => id as f64,
+        Err(SendError::BufferFull(_)) => -1.0,
+        Err(SendError::TooLarge(_)) => -2.0,
+        Err(SendError::UnknownChannel(_)) => -3.0,
+        Err(SendError::NotConnected(_)) => -4.0,
+    }
+}
+
+#[wasm_bindgen]
+impl Client {
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: &ConfigInput, now: f64, seed: f64, handshake: &[u8]) -> Result<Client, JsError> {
+        let cfg = config.to_config();
+        let tx = vec![0; cfg.max_datagram_size];
+        let conn = Connection::client(cfg, micros(now), seed as u64, handshake).map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(Client { conn, io: Scratch::default(), tx, ev: EventSlot::default() })
+    }
+
+    /// Address of an input buffer of at least `len` bytes (for a datagram or
+    /// a message); valid until the next call into wasm.
+    #[wasm_bindgen(js_name = ioReserve)]
+    pub fn io_reserve(&mut self, len: usize) -> usize {
+        self.io.reserve(len) as usize
+    }
+
+    /// Feed a datagram already written at `ioReserve`. Returns 0 if taken,
+    /// else why it was dropped (1 malformed, 2 unknown connection,
+    /// 3 duplicate, 4 no room, 5 unexpected).
+    #[wasm_bindgen(js_name = handleDatagram)]
+    pub fn handle_datagram(&mut self, now: f64, len: usize) -> u32 {
+        drop_code(self.conn.handle_datagram(micros(now), self.io.get(len)))
+    }
+
+    #[wasm_bindgen(js_name = handleTimeout)]
+    pub fn handle_timeout(&mut self, now: f64) {
+        self.conn.handle_timeout(micros(now));
+    }
+
+    /// Send the message already written at `ioReserve`.
+    pub fn send(&mut self, now: f64, channel: u8, len: usize) -> f64 {
+        let data = self.io.get(len).to_vec();
+        send_code(self.conn.send(micros(now), channel, data))
+    }
+
+    pub fn close(&mut self, now: f64, code: f64, reason: &str) {
+        self.conn.close(micros(now), code as u64, reason);
+    }
+
+    /// Length of the next datagram (at `txPtr`), or -1 when none is due.
+    #[wasm_bindgen(js_name = pollTransmit)]
+    pub fn poll_transmit(&mut self, now: f64) -> i32 {
+        self.conn.poll_transmit(micros(now), &mut self.tx).map_or(-1, |n| n as i32)
+    }
+
+    #[wasm_bindgen(js_name = txPtr)]
+    pub fn tx_ptr(&self) -> usize {
+        self.tx.as_ptr() as usize
+    }
+
+    /// Next event's kind (0 none, 1 connected, 2 message, 3 acked, 4 lost,
+    /// 5 closed); details via the `event*` getters.
+    #[wasm_bindgen(js_name = pollEvent)]
+    pub fn poll_event(&mut self) -> u32 {
+        match self.conn.poll_event() {
+            Some(ev) => self.ev.store(ev),
+            None => NONE,
+        }
+    }
+    #[wasm_bindgen(js_name = eventChannel)]
+    pub fn event_channel(&self) -> u32 {
+        self.ev.channel
+    }
+    #[wasm_bindgen(js_name = eventId)]
+    pub fn event_id(&self) -> f64 {
+        self.ev.id
+    }
+    #[wasm_bindgen(js_name = eventCloseKind)]
+    pub fn event_close_kind(&self) -> u32 {
+        self.ev.close_kind
+    }
+    #[wasm_bindgen(js_name = eventCloseCode)]
+    pub fn event_close_code(&self) -> f64 {
+        self.ev.close_code
+    }
+    #[wasm_bindgen(js_name = eventPtr)]
+    pub fn event_ptr(&self) -> usize {
+        self.ev.bytes.as_ptr() as usize
+    }
+    #[wasm_bindgen(js_name = eventLen)]
+    pub fn event_len(&self) -> usize {
+        self.ev.bytes.len()
+    }
+
+    /// Next deadline in µs, or -1.
+    #[wasm_bindgen(js_name = pollTimeout)]
+    pub fn poll_timeout(&self) -> f64 {
+        deadline(self.conn.poll_timeout())
+    }
+
+    pub fn stats(&self) -> Vec<f64> {
+        stats_vec(&self.conn.stats())
+    }
+
+    pub fn id(&self) -> u32 {
+        self.conn.id()
+    }
+
+    /// 0 connecting, 1 connected, 2 closing, 3 drained.
+    pub fn state(&self) -> u32 {
+        match self.conn.state() {
+            State::Connecting => 0,
+            State::Connected => 1,
+            State::Closing => 2,
+            State::Drained => 3,
+        }
+    }
+
+    /// Which timer fires next, for debugging.
+    #[wasm_bindgen(js_name = nextTimer)]
+    pub fn next_timer(&self) -> String {
+        self.conn.next_timer().map_or_else(String::new, |(t, at)| format!("{t:?} at {at}"))
+    }
+}

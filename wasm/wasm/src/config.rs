@@ -1,0 +1,82 @@
+use ricochet_core::{ChannelConfig, ChannelKind, Config, ServerConfig};
+use wasm_bindgen::prelude::*;
+
+/// Connection settings from JS. Fields mirror `ricochet_core::Config` (see
+/// its docs for units and defaults); the SDK fills them from typed options.
+#[wasm_bindgen]
+#[derive(Clone)]
+pub struct ConfigInput {
+    channels: Vec<ChannelConfig>,
+    pub max_datagram_size: u32,
+    pub max_message_size: u32,
+    pub send_buffer_bytes: u32,
+    pub recv_buffer_bytes: u32,
+    pub reliable_window: u32,
+    pub idle_timeout_us: f64,
+    pub keepalive_interval_us: f64,
+    pub handshake_timeout_us: f64,
+    pub max_ack_delay_us: f64,
+    pub max_connections: u32,
+}
+
+impl Default for ConfigInput {
+    fn default() -> Self {
+        let c = Config::default();
+        let s = ServerConfig::default();
+        ConfigInput {
+            channels: Vec::new(),
+            max_datagram_size: c.max_datagram_size as u32,
+            max_message_size: c.max_message_size as u32,
+            send_buffer_bytes: c.send_buffer_bytes as u32,
+            recv_buffer_bytes: c.recv_buffer_bytes as u32,
+            reliable_window: c.reliable_window,
+            idle_timeout_us: c.idle_timeout_us as f64,
+            keepalive_interval_us: c.keepalive_interval_us as f64,
+            handshake_timeout_us: c.handshake_timeout_us as f64,
+            max_ack_delay_us: c.max_ack_delay_us as f64,
+            max_connections: s.max_connections as u32,
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl ConfigInput {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> ConfigInput {
+        ConfigInput::default()
+    }
+
+    /// Declare a channel: kind 0 reliable-ordered, 1 reliable-unordered,
+    /// 2 unreliable-sequenced, 3 unreliable.
+    #[wasm_bindgen(js_name = addChannel)]
+    pub fn add_channel(&mut self, kind: u8, priority: u8, max_age_us: f64) -> Result<(), JsError> {
+        let kind = ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
+        self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us) });
+        Ok(())
+    }
+}
+
+impl ConfigInput {
+    pub(crate) fn to_config(&self) -> Config {
+        let mut c = Config {
+            max_datagram_size: self.max_datagram_size as usize,
+            max_message_size: self.max_message_size as usize,
+            send_buffer_bytes: self.send_buffer_bytes as usize,
+            recv_buffer_bytes: self.recv_buffer_bytes as usize,
+            reliable_window: self.reliable_window,
+            idle_timeout_us: crate::micros(self.idle_timeout_us),
+            keepalive_interval_us: crate::micros(self.keepalive_interval_us),
+            handshake_timeout_us: crate::micros(self.handshake_timeout_us),
+            max_ack_delay_us: crate::micros(self.max_ack_delay_us),
+            ..Config::default()
+        };
+        if !self.channels.is_empty() {
+            c.channels = self.channels.clone();
+        }
+        c
+    }
+
+    pub(crate) fn to_server_config(&self) -> ServerConfig {
+        ServerConfig { connection: self.to_config(), max_connections: self.max_connections as usize, ..ServerConfig::default() }
+    }
+}

@@ -1,0 +1,58 @@
+//! wasm-bindgen bindings of `ricochet-core` for the TypeScript SDK.
+//!
+//! Bytes cross the boundary through buffers owned by each object and viewed
+//! from JS (`*_ptr()` + length): no allocation per datagram in the steady
+//! state. Time is a JS number of microseconds. The SDK's `src/core.ts` is the
+//! only caller; its public types are written there, not generated here.
+
+mod client;
+mod config;
+mod events;
+mod link;
+mod server;
+
+pub use client::Client;
+pub use config::ConfigInput;
+pub use link::Link;
+pub use server::Server;
+
+use wasm_bindgen::prelude::*;
+
+/// Protocol version spoken by this build.
+#[wasm_bindgen(js_name = protocolVersion)]
+pub fn protocol_version() -> u32 {
+    ricochet_core::wire::PROTOCOL_VERSION as u32
+}
+
+/// JS numbers carry microseconds; negative or NaN become 0.
+pub(crate) fn micros(now: f64) -> u64 {
+    if now.is_finite() && now > 0.0 {
+        now as u64
+    } else {
+        0
+    }
+}
+
+/// A deadline as a JS number, -1 for none.
+pub(crate) fn deadline(t: Option<u64>) -> f64 {
+    t.map_or(-1.0, |t| t as f64)
+}
+
+/// A growable byte buffer JS writes into through a view.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub bytes: Vec<u8>,
+}
+
+impl Scratch {
+    /// Ensure room for `len` bytes and return the buffer's address.
+    pub fn reserve(&mut self, len: usize) -> *mut u8 {
+        if self.bytes.len() < len {
+            self.bytes.resize(len, 0);
+        }
+        self.bytes.as_mut_ptr()
+    }
+    pub fn get(&self, len: usize) -> &[u8] {
+        &self.bytes[..len.min(self.bytes.len())]
+    }
+}

@@ -1,0 +1,158 @@
+use ricochet_core::Server as CoreServer;
+use wasm_bindgen::prelude::*;
+
+use crate::client::{drop_code, send_code};
+use crate::config::ConfigInput;
+use crate::events::{stats_vec, EventSlot, NONE};
+use crate::{deadline, micros, Scratch};
+
+/// A server endpoint (see `ricochet_core::Server`). Connections are named by
+/// their connection ID, a u32 that is never 0.
+#[wasm_bindgen]
+pub struct Server {
+    server: CoreServer,
+    io: Scratch,
+    tx: Vec<u8>,
+    tx_conn: u32,
+    ev: EventSlot,
+    ev_conn: u32,
+    last_drop: u32,
+}
+
+#[wasm_bindgen]
+impl Server {
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: &ConfigInput) -> Result<Server, JsError> {
+        let cfg = config.to_server_config();
+        let tx = vec![0; cfg.connection.max_datagram_size];
+        let server = CoreServer::new(cfg).map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(Server { server, io: Scratch::default(), tx, tx_conn: 0, ev: EventSlot::default(), ev_conn: 0, last_drop: 0 })
+    }
+
+    #[wasm_bindgen(js_name = ioReserve)]
+    pub fn io_reserve(&mut self, len: usize) -> usize {
+        self.io.reserve(len) as usize
+    }
+
+    /// Feed a datagram written at `ioReserve`. Returns its connection ID, or 0
+    /// if it was dropped (`lastDrop` says why).
+    #[wasm_bindgen(js_name = handleDatagram)]
+    pub fn handle_datagram(&mut self, now: f64, len: usize) -> u32 {
+        let r = self.server.handle_datagram(micros(now), self.io.get(len));
+        match r {
+            Ok(id) => {
+                self.last_drop = 0;
+                id
+            }
+            Err(e) => {
+                self.last_drop = drop_code(Err(e));
+                0
+            }
+        }
+    }
+
+    /// Why the last dropped datagram was dropped (codes as `Client.handleDatagram`).
+    #[wasm_bindgen(js_name = lastDrop)]
+    pub fn last_drop(&self) -> u32 {
+        self.last_drop
+    }
+
+    #[wasm_bindgen(js_name = handleTimeout)]
+    pub fn handle_timeout(&mut self, now: f64) {
+        self.server.handle_timeout(micros(now));
+    }
+
+    pub fn accept(&mut self, now: f64, conn: u32) -> bool {
+        self.server.accept(micros(now), conn)
+    }
+
+    pub fn reject(&mut self, now: f64, conn: u32, reason: &str) -> bool {
+        self.server.reject(micros(now), conn, reason)
+    }
+
+    /// Send the message written at `ioReserve` on one connection.
+    pub fn send(&mut self, now: f64, conn: u32, channel: u8, len: usize) -> f64 {
+        let data = self.io.get(len).to_vec();
+        send_code(self.server.send(micros(now), conn, channel, data))
+    }
+
+    pub fn close(&mut self, now: f64, conn: u32, code: f64, reason: &str) {
+        self.server.close(micros(now), conn, code as u64, reason);
+    }
+
+    /// Length of the next datagram (at `txPtr`, for connection `txConn`), or -1.
+    #[wasm_bindgen(js_name = pollTransmit)]
+    pub fn poll_transmit(&mut self, now: f64) -> i32 {
+        match self.server.poll_transmit(micros(now), &mut self.tx) {
+            Some((conn, n)) => {
+                self.tx_conn = conn;
+                n as i32
+            }
+            None => -1,
+        }
+    }
+    #[wasm_bindgen(js_name = txPtr)]
+    pub fn tx_ptr(&self) -> usize {
+        self.tx.as_ptr() as usize
+    }
+    #[wasm_bindgen(js_name = txConn)]
+    pub fn tx_conn(&self) -> u32 {
+        self.tx_conn
+    }
+
+    /// Next event's kind (as `Client.pollEvent`, plus 6 connect request);
+    /// `eventConn` names its connection.
+    #[wasm_bindgen(js_name = pollEvent)]
+    pub fn poll_event(&mut self) -> u32 {
+        match self.server.poll_event() {
+            Some((conn, ev)) => {
+                self.ev_conn = conn;
+                self.ev.store(ev)
+            }
+            None => NONE,
+        }
+    }
+    #[wasm_bindgen(js_name = eventConn)]
+    pub fn event_conn(&self) -> u32 {
+        self.ev_conn
+    }
+    #[wasm_bindgen(js_name = eventChannel)]
+    pub fn event_channel(&self) -> u32 {
+        self.ev.channel
+    }
+    #[wasm_bindgen(js_name = eventId)]
+    pub fn event_id(&self) -> f64 {
+        self.ev.id
+    }
+    #[wasm_bindgen(js_name = eventCloseKind)]
+    pub fn event_close_kind(&self) -> u32 {
+        self.ev.close_kind
+    }
+    #[wasm_bindgen(js_name = eventCloseCode)]
+    pub fn event_close_code(&self) -> f64 {
+        self.ev.close_code
+    }
+    #[wasm_bindgen(js_name = eventPtr)]
+    pub fn event_ptr(&self) -> usize {
+        self.ev.bytes.as_ptr() as usize
+    }
+    #[wasm_bindgen(js_name = eventLen)]
+    pub fn event_len(&self) -> usize {
+        self.ev.bytes.len()
+    }
+
+    #[wasm_bindgen(js_name = pollTimeout)]
+    pub fn poll_timeout(&self) -> f64 {
+        deadline(self.server.poll_timeout())
+    }
+
+    /// Stats of one connection (empty if unknown).
+    pub fn stats(&self, conn: u32) -> Vec<f64> {
+        self.server.connection(conn).map(|c| stats_vec(&c.stats())).unwrap_or_default()
+    }
+
+    #[wasm_bindgen(js_name = connectionCount)]
+    pub fn connection_count(&self) -> u32 {
+        self.server.connection_count() as u32
+    }
+}
