@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+// Builds sdk/dist from sdk/src and the generated sdk/wasm (run
+// scripts/build-wasm.mjs first). Skipped when dist is newer than every
+// input; `--force` rebuilds.
+//
+//   dist/index.js   ESM, default entry: wasm embedded (base64), initialized at import
+//   dist/index.cjs  the same as CommonJS
+//   dist/index.d.ts types of the default entry (from src/index.ts)
+//   dist/index.d.cts the same for require() (.d.ts in a type:module package means ESM)
+//   dist/slim.js    ESM, `await init()` loads dist/ricochet_wasm.wasm (or a given source)
+//   dist/slim.d.ts  types of the slim entry (from src/entry-slim.ts)
+//   dist/ricochet_wasm.wasm
+//   dist/**/*.d.ts  other declarations the two above import
+//
+// The declarations come from our own TypeScript (tsc --emitDeclarationOnly);
+// the build fails if they reach src/wasm.ts or wasm-bindgen's generated types.
+
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const SDK = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(SDK, 'dist');
+const TYPES_TMP = join(DIST, '.types'); // outDir of tsconfig.build.json
+const STAMP = join(DIST, '.build-stamp');
+const WASM_GLUE_DIR = join(SDK, 'wasm');
+const WASM_FILE = join(WASM_GLUE_DIR, 'ricochet_wasm_bg.wasm');
+const WASM_DIST_NAME = 'ricochet_wasm.wasm'; // referenced by src/entry-slim.ts
+
+const OUTPUTS = ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'slim.js', 'slim.d.ts', WASM_DIST_NAME].map((f) => join(DIST, f));
+const INPUTS = [
+  join(SDK, 'src'),
+  WASM_GLUE_DIR,
+  join(SDK, 'package.json'),
+  join(SDK, 'tsconfig.build.json'),
+  join(SDK, '..', 'tsconfig.json'),
+  fileURLToPath(import.meta.url),
+];
+// Public declaration roots: emitted file (relative to TYPES_TMP) -> dist file.
+const PUBLIC_TYPES = { 'index.d.ts': 'index.d.ts', 'entry-slim.d.ts': 'slim.d.ts' };
+// Emitted declarations that must never be reachable from the public ones.
+const INTERNAL_TYPES = new Set(['wasm.d.ts', 'entry-default.d.ts', 'entry-slim.d.ts']);
+
+const log = (msg) => console.log(`[sdk build] ${msg}`);
+
+function newestMtime(p) {
+  if (!existsSync(p)) return -Infinity;
+  const st = statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs; // catches deletions
+  for (const e of readdirSync(p)) newest = Math.max(newest, newestMtime(join(p, e)));
+  return newest;
+}
+
+function staleReason() {
+  if (!existsSync(STAMP)) return 'no previous build';
+  const missing = OUTPUTS.find((p) => !existsSync(p));
+  if (missing) return `${relative(SDK, missing)} is missing`;
+  const built = statSync(STAMP).mtimeMs;
+  const changed = INPUTS.find((p) => newestMtime(p) > built);
+  return changed ? `${relative(SDK, changed)} changed` : null;
+}
+
+function tsc(args) {
+  const require = createRequire(join(SDK, 'package.json'));
+  const tscBin = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tscBin, ...args], { cwd: SDK, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`tsc ${args.join(' ')} failed`);
+}
+
+/** Relative module specifiers (and reference paths) in a declaration file. */
+function specifiers(source) {
+  const out = [];
+  const re = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\/\/\/\s*<reference\s+path=)['"]([^'"]+)['"]/g;
+  for (let m; (m = re.exec(source)); ) out.push(m[1]);
+  return out;
+}
+
+/** Emitted declaration file for a relative import (path relative to TYPES_TMP), or null. */
+function resolveDeclaration(target) {
+  if (target.startsWith('..')) return null;
+  const candidates = /\.[mc]?js$/.test(target)
+    ? [target.replace(/\.js$/, '.d.ts').replace(/\.mjs$/, '.d.mts').replace(/\.cjs$/, '.d.cts')]
+    : /\.d\.[mc]?ts$/.test(target)
+      ? [target]
+      : [`${target}.d.ts`, `${target}/index.d.ts`];
+  return candidates.find((c) => existsSync(join(TYPES_TMP, c))) ?? null;
+}
+
+/** Copies the public declarations and everything they import into dist/. */
+function publishDeclarations() {
+  const queue = Object.keys(PUBLIC_TYPES);
+  const seen = new Set();
+  const problems = [];
+  while (queue.length) {
+    const file = queue.shift();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(join(TYPES_TMP, file), 'utf8');
+    for (const spec of specifiers(text)) {
+      if (!spec.startsWith('.')) {
+        problems.push(`${file} imports "${spec}": the public types must not depend on other packages`);
+        continue;
+      }
+      const resolved = resolveDeclaration(posix.normalize(posix.join(posix.dirname(file), spec)));
+      if (resolved === null) {
+        problems.push(`${file} imports "${spec}", which is not part of the SDK's own declarations`);
+      } else if (INTERNAL_TYPES.has(resolved)) {
+        problems.push(`${file} imports "${spec}" (internal: ${resolved}); keep wasm types out of exported signatures`);
+      } else {
+        queue.push(resolved);
+      }
+    }
+  }
+  if (problems.length) throw new Error(`public declarations leak internals:\n  ${problems.join('\n  ')}`);
+  for (const file of seen) {
+    const dest = join(DIST, PUBLIC_TYPES[file] ?? file);
+    if (!PUBLIC_TYPES[file] && Object.values(PUBLIC_TYPES).includes(file)) {
+      throw new Error(`src/${file.replace(/\.d\.ts$/, '.ts')} collides with a generated entry declaration`);
+    }
+    mkdirSync(dirname(dest), { recursive: true });
+    copyFileSync(join(TYPES_TMP, file), dest);
+    // CommonJS twin (index.d.cts for the "require" condition): a .d.ts in a
+    // "type": "module" package describes ESM only.
+    if (file !== 'entry-slim.d.ts') {
+      const text = readFileSync(dest, 'utf8').replace(
+        /((?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]\.[^'"]*?)\.js(['"])/g,
+        '$1.cjs$2',
+      );
+      writeFileSync(dest.replace(/\.d\.ts$/, '.d.cts'), text);
+    }
+  }
+}
+
+export async function buildSdk({ force = false } = {}) {
+  const reason = force ? '--force' : staleReason();
+  if (!reason) {
+    log('up to date (sdk/dist)');
+    return false;
+  }
+  if (!existsSync(WASM_FILE)) throw new Error('sdk/wasm is missing: run `node scripts/build-wasm.mjs` at the repo root first');
+  log(`building (${reason})`);
+  const t0 = performance.now();
+  const esbuild = await import('esbuild');
+
+  rmSync(DIST, { recursive: true, force: true });
+  mkdirSync(DIST, { recursive: true });
+
+  const common = {
+    absWorkingDir: SDK,
+    bundle: true,
+    platform: 'neutral',
+    // es2022, not esnext: with esnext the binary loader decodes the embedded
+    // wasm with Uint8Array.fromBase64, which Node 20 lacks.
+    target: 'es2022',
+    loader: { '.wasm': 'binary' },
+    legalComments: 'none',
+    logLevel: 'warning',
+  };
+  await Promise.all([
+    esbuild.build({ ...common, entryPoints: ['src/entry-default.ts'], format: 'esm', outfile: 'dist/index.js' }),
+    esbuild.build({ ...common, entryPoints: ['src/entry-default.ts'], format: 'cjs', outfile: 'dist/index.cjs' }),
+    esbuild.build({ ...common, entryPoints: ['src/entry-slim.ts'], format: 'esm', outfile: 'dist/slim.js' }),
+  ]);
+  copyFileSync(WASM_FILE, join(DIST, WASM_DIST_NAME));
+
+  tsc(['-p', 'tsconfig.build.json']);
+  publishDeclarations();
+  rmSync(TYPES_TMP, { recursive: true, force: true });
+
+  writeFileSync(STAMP, '');
+  const size = (f) => `${(statSync(join(DIST, f)).size / 1024).toFixed(1)} KiB`;
+  log(
+    `built in ${((performance.now() - t0) / 1000).toFixed(1)} s: index.js ${size('index.js')}, ` +
+      `index.cjs ${size('index.cjs')}, slim.js ${size('slim.js')} + ${WASM_DIST_NAME} ${size(WASM_DIST_NAME)}`,
+  );
+  return true;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  buildSdk({ force: process.argv.includes('--force') }).catch((e) => {
+    console.error(`[sdk build] ERROR: ${e.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,267 @@
+// The client connection and its run loop: datagrams and timers in, then
+// drain the core's outputs (transmit, events, next timeout) in that order.
+import { realClock, type Clock } from './clock.js';
+import { CLOSE_KINDS, EV, readOut, readText, viewOut, writeIn, type CloseKind } from './core.js';
+import { Emitter } from './emitter.js';
+import { RicochetError, sendError, type ErrorCode } from './errors.js';
+import { coreConfig } from './core-config.js';
+import { handshakeBytes, resolveChannels, type ConnectionOptions, type ResolvedChannel } from './options.js';
+import { decodeStats, type ConnectionStats } from './stats.js';
+import type { Transport } from './transport.js';
+import { wasm } from './wasm.js';
+
+export interface MessageEvent {
+  channel: number;
+  /** The channel's name, if it was declared with one. */
+  channelName?: string;
+  data: Uint8Array;
+}
+
+export interface CloseEvent {
+  kind: CloseKind;
+  /** Stable error code for this kind of close. */
+  code: ErrorCode;
+  /** Application close code (local/peer closes), else 0. */
+  closeCode: number;
+  reason: string;
+}
+
+export interface ConnectionEvents extends Record<string, unknown> {
+  open: void;
+  message: MessageEvent;
+  /** Every packet carrying this message was acknowledged. */
+  acked: { id: number };
+  /** This message will not be delivered (unreliable loss, staleness, or close). */
+  lost: { id: number };
+  close: CloseEvent;
+  stats: ConnectionStats;
+}
+
+const CLOSE_CODES: Record<CloseKind, ErrorCode> = {
+  local: 'RICOCHET_ERR_CLOSED_LOCALLY',
+  peer: 'RICOCHET_ERR_CLOSED_BY_PEER',
+  'idle-timeout': 'RICOCHET_ERR_IDLE_TIMEOUT',
+  'handshake-timeout': 'RICOCHET_ERR_HANDSHAKE_TIMEOUT',
+  rejected: 'RICOCHET_ERR_REJECTED',
+  transport: 'RICOCHET_ERR_TRANSPORT_CLOSED',
+};
+
+type CoreClient = InstanceType<ReturnType<typeof wasm>['Client']>;
+
+export type ConnectionState = 'connecting' | 'open' | 'closing' | 'closed';
+
+export class Connection extends Emitter<ConnectionEvents> {
+  readonly transport: Transport;
+  readonly channels: readonly ResolvedChannel[];
+  private core: CoreClient | null;
+  private readonly clock: Clock;
+  private cancelTimer: (() => void) | null = null;
+  private flushQueued = false;
+  private statsTimer: ReturnType<typeof setInterval> | null = null;
+  private _state: ConnectionState = 'connecting';
+  private readonly connId: number;
+  private closeEvent: CloseEvent | null = null;
+  private readonly opened: Promise<void>;
+
+  /** Starts connecting at once over `transport`; await `ready` or listen for `open`. */
+  constructor(transport: Transport, options: ConnectionOptions = {}) {
+    super();
+    this.transport = transport;
+    this.channels = resolveChannels(options.channels);
+    this.clock = options.clock ?? realClock;
+    const cfg = coreConfig(options, transport.maxDatagramSize, true);
+    const seed = options.seed ?? Math.floor(Math.random() * 2 ** 52);
+    try {
+      this.core = new (wasm().Client)(cfg, this.clock.now(), seed, handshakeBytes(options.handshake));
+    } catch (e) {
+      throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
+    } finally {
+      cfg.free();
+    }
+    this.connId = this.core.id();
+    this.opened = new Promise((resolve, reject) => {
+      this.once('open', () => resolve());
+      this.once('close', (c) => {
+        if (this._state !== 'open') reject(new RicochetError(c.code, c.reason || undefined));
+      });
+    });
+    this.opened.catch(() => {}); // the rejection is also delivered as a `close` event
+    transport.onDatagram((d) => this.handleDatagram(d));
+    transport.onClose((reason) => this.transportClosed(reason));
+    const interval = options.statsIntervalMs ?? 0;
+    if (interval > 0) this.statsTimer = setInterval(() => this._state === 'open' && this.emit('stats', this.stats()), interval);
+    this.drain();
+  }
+
+  /** Resolves once connected; rejects with the close error if it never does. */
+  get ready(): Promise<void> {
+    return this.opened;
+  }
+
+  get state(): ConnectionState {
+    return this._state;
+  }
+
+  /** Why the connection closed, once it has. */
+  get closeInfo(): CloseEvent | null {
+    return this.closeEvent;
+  }
+
+  /** Connection ID shared with the server. */
+  get id(): number {
+    return this.connId;
+  }
+
+  /**
+   * Queue a message on a channel (index or name). Returns its ID, which a
+   * later `acked` or `lost` event names. Throws RicochetError (with the
+   * message in `data`) if it cannot be queued.
+   */
+  send(channel: number | string, data: Uint8Array): number {
+    const core = this.core;
+    if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
+    const index = this.channelIndex(channel, data);
+    const len = writeIn(core, data);
+    const r = core.send(this.clock.now(), index, len);
+    if (r < 0) throw sendError(r, data);
+    this.scheduleFlush();
+    return r;
+  }
+
+  /** Close gracefully with an application code and reason. */
+  close(code = 0, reason = ''): void {
+    if (this.core === null || this._state === 'closed' || this._state === 'closing') return;
+    this.core.close(this.clock.now(), code, reason);
+    this.drain();
+  }
+
+  stats(): ConnectionStats {
+    if (this.core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
+    return decodeStats(this.core.stats());
+  }
+
+  private channelIndex(channel: number | string, data: Uint8Array): number {
+    if (typeof channel === 'number') {
+      if (Number.isInteger(channel) && channel >= 0 && channel < this.channels.length) return channel;
+    } else {
+      const c = this.channels.find((x) => x.name === channel);
+      if (c) return c.index;
+    }
+    throw new RicochetError('RICOCHET_ERR_UNKNOWN_CHANNEL', `unknown channel ${String(channel)}`, data);
+  }
+
+  private handleDatagram(d: Uint8Array): void {
+    const core = this.core;
+    if (core === null) return;
+    const len = writeIn(core, d);
+    core.handleDatagram(this.clock.now(), len);
+    this.drain();
+  }
+
+  /** Sends made in one task coalesce into shared datagrams. */
+  private scheduleFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.drain();
+    });
+  }
+
+  private onTimer(): void {
+    this.cancelTimer = null;
+    const core = this.core;
+    if (core === null) return;
+    core.handleTimeout(this.clock.now());
+    this.drain();
+  }
+
+  /**
+   * Put queued messages on the wire now instead of at the end of the current
+   * task (sends made in one task are coalesced into shared datagrams).
+   */
+  flush(): void {
+    this.drain();
+  }
+
+  /** Drain transmit, then events, then re-arm the single timer. */
+  private drain(): void {
+    const core = this.core;
+    if (core === null) return;
+    const now = this.clock.now();
+    for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
+      this.transport.send(viewOut(core.txPtr(), n));
+    }
+    for (let kind = core.pollEvent(); kind !== EV.NONE; kind = this.core?.pollEvent() ?? EV.NONE) {
+      this.dispatch(core, kind);
+      if (this.core === null) return;
+    }
+    this.armTimer(core);
+  }
+
+  private armTimer(core: CoreClient): void {
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    const at = core.pollTimeout();
+    if (at >= 0) this.cancelTimer = this.clock.at(at, () => this.onTimer());
+    else if (core.state() === 3) this.dispose();
+  }
+
+  private dispatch(core: CoreClient, kind: number): void {
+    switch (kind) {
+      case EV.CONNECTED:
+        this._state = 'open';
+        this.emit('open', undefined);
+        break;
+      case EV.MESSAGE: {
+        const channel = core.eventChannel();
+        const data = readOut(core.eventPtr(), core.eventLen());
+        const name = this.channels[channel]?.name;
+        this.emit('message', name === undefined ? { channel, data } : { channel, channelName: name, data });
+        break;
+      }
+      case EV.ACKED:
+        this.emit('acked', { id: core.eventId() });
+        break;
+      case EV.LOST:
+        this.emit('lost', { id: core.eventId() });
+        break;
+      case EV.CLOSED: {
+        const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
+        this.finish({ kind: k, code: CLOSE_CODES[k], closeCode: core.eventCloseCode(), reason: readText(core.eventPtr(), core.eventLen()) });
+        break;
+      }
+    }
+  }
+
+  private finish(ev: CloseEvent): void {
+    if (this.closeEvent !== null) return;
+    this.closeEvent = ev;
+    this._state = ev.kind === 'local' && this.core?.state() === 2 ? 'closing' : 'closed';
+    this.emit('close', ev);
+  }
+
+  private transportClosed(reason: string): void {
+    if (this.core === null) return;
+    this.finish({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason });
+    this.dispose();
+  }
+
+  /** Release the wasm side once nothing more can happen. */
+  private dispose(): void {
+    this._state = 'closed';
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    if (this.statsTimer !== null) clearInterval(this.statsTimer);
+    this.statsTimer = null;
+    this.core?.free();
+    this.core = null;
+  }
+}
+
+/** Connect over a transport and wait until the connection is open. */
+export async function connect(transport: Transport, options: ConnectionOptions = {}): Promise<Connection> {
+  const c = new Connection(transport, options);
+  await c.ready;
+  return c;
+}

@@ -1,0 +1,39 @@
+// Builds the core's config object from options (internal: its type comes
+// from the generated glue and must not reach the public declarations).
+import { DEFAULT_CHANNELS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
+import { wasm } from './wasm.js';
+
+export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, transportMax: number, withChannels: boolean) {
+  const w = wasm();
+  const c = new w.ConfigInput();
+  const dgram = positive('maxDatagramBytes', o.maxDatagramBytes, 65507) ?? Math.min(1200, transportMax);
+  if (dgram > transportMax) invalid(`maxDatagramBytes (${dgram}) exceeds the transport's maximum (${transportMax})`);
+  c.max_datagram_size = Math.floor(dgram);
+  const set = (name: string, v: number | undefined, apply: (x: number) => void, max?: number) => {
+    const x = positive(name, v, max);
+    if (x !== undefined) apply(x);
+  };
+  set('maxMessageBytes', o.maxMessageBytes, (x) => (c.max_message_size = x), 2 ** 30);
+  set('sendBufferBytes', o.sendBufferBytes, (x) => (c.send_buffer_bytes = x), 2 ** 32 - 1);
+  set('recvBufferBytes', o.recvBufferBytes, (x) => (c.recv_buffer_bytes = x), 2 ** 32 - 1);
+  set('idleTimeoutMs', o.idleTimeoutMs, (x) => (c.idle_timeout_us = x * 1000));
+  set('keepaliveMs', o.keepaliveMs, (x) => (c.keepalive_interval_us = x * 1000));
+  set('handshakeTimeoutMs', o.handshakeTimeoutMs, (x) => (c.handshake_timeout_us = x * 1000));
+  set('maxAckDelayMs', o.maxAckDelayMs, (x) => (c.max_ack_delay_us = x * 1000));
+  set('maxConnections', o.maxConnections, (x) => (c.max_connections = x), 2 ** 32 - 1);
+  // A message must fit the buffers; grow them with maxMessageBytes unless set.
+  if (o.maxMessageBytes !== undefined) {
+    if (o.sendBufferBytes === undefined) c.send_buffer_bytes = Math.max(c.send_buffer_bytes, c.max_message_size);
+    if (o.recvBufferBytes === undefined) c.recv_buffer_bytes = Math.max(c.recv_buffer_bytes, c.max_message_size);
+  }
+  if (withChannels) {
+    (o.channels ?? DEFAULT_CHANNELS).forEach((ch, i) => {
+      const opt: ChannelOptions = typeof ch === 'string' ? { kind: ch } : ch;
+      const prio = opt.priority ?? 128;
+      if (!Number.isInteger(prio) || prio < 0 || prio > 255) invalid(`channels[${i}].priority: expected 0..255, got ${prio}`);
+      c.addChannel(KINDS[opt.kind], prio, (opt.maxAgeMs ?? 0) * 1000);
+    });
+  }
+  return c;
+}
+

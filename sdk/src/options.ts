@@ -1,0 +1,89 @@
+// Connection options: documented defaults, merged and validated once.
+import { RicochetError } from './errors.js';
+import type { Clock } from './clock.js';
+
+export type ChannelKind = 'reliable-ordered' | 'reliable-unordered' | 'unreliable-sequenced' | 'unreliable';
+
+export interface ChannelOptions {
+  kind: ChannelKind;
+  /** Optional name, usable instead of the index in `send`. */
+  name?: string;
+  /** Higher goes first when a datagram has room for only some channels. Default 128. */
+  priority?: number;
+  /** Unreliable kinds: drop a message not sent within this many ms. Default: never. */
+  maxAgeMs?: number;
+}
+
+export interface ConnectionOptions {
+  /** Channels by index. Default: one of each kind, in the order of `ChannelKind`. */
+  channels?: (ChannelKind | ChannelOptions)[];
+  /** Application handshake payload (e.g. a token), ≤ 512 bytes. */
+  handshake?: Uint8Array | string;
+  /** Largest datagram to send. Default: the transport's, at most 1200. */
+  maxDatagramBytes?: number;
+  /** Largest message. Default 1 MiB. */
+  maxMessageBytes?: number;
+  /** Queued + unacknowledged bytes before `send` refuses. Default 8 MiB. */
+  sendBufferBytes?: number;
+  /** Out-of-order/reassembly bytes the receiver holds. Default 8 MiB. */
+  recvBufferBytes?: number;
+  /** Close when nothing arrives for this long. Default 10 000 ms. */
+  idleTimeoutMs?: number;
+  /** Send a keepalive after this much silence. Default 1 000 ms. */
+  keepaliveMs?: number;
+  /** Give up connecting after this long. Default 5 000 ms. */
+  handshakeTimeoutMs?: number;
+  /** Longest delay before acknowledging. Default 5 ms. */
+  maxAckDelayMs?: number;
+  /** Emit a `stats` event this often; 0 disables. Default 0. */
+  statsIntervalMs?: number;
+  /** Time source; default real time. Pass a `VirtualClock` for deterministic tests. */
+  clock?: Clock;
+  /** Seed for the connection ID and other randomness. Default: Math.random. */
+  seed?: number;
+}
+
+export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed'> {
+  /** Most live connections. Default 4096. */
+  maxConnections?: number;
+}
+
+export const KINDS: Record<ChannelKind, number> = {
+  'reliable-ordered': 0,
+  'reliable-unordered': 1,
+  'unreliable-sequenced': 2,
+  unreliable: 3,
+};
+
+export const DEFAULT_CHANNELS: ChannelKind[] = ['reliable-ordered', 'reliable-unordered', 'unreliable-sequenced', 'unreliable'];
+
+export interface ResolvedChannel {
+  index: number;
+  kind: ChannelKind;
+  name?: string;
+}
+
+export function invalid(msg: string): never {
+  throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', msg);
+}
+
+export function positive(name: string, v: number | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > max) invalid(`${name}: expected a number in (0, ${max}], got ${String(v)}`);
+  return v;
+}
+
+export function resolveChannels(list: ConnectionOptions['channels']): ResolvedChannel[] {
+  const channels = (list ?? DEFAULT_CHANNELS).map((c, index) => {
+    const o: ChannelOptions = typeof c === 'string' ? { kind: c } : c;
+    if (!(o.kind in KINDS)) invalid(`channels[${index}].kind: expected one of ${Object.keys(KINDS).join(', ')}, got ${String(o.kind)}`);
+    return { index, kind: o.kind, ...(o.name !== undefined ? { name: o.name } : {}) };
+  });
+  if (channels.length === 0 || channels.length > 255) invalid(`channels: need 1..255, got ${channels.length}`);
+  return channels;
+}
+
+export function handshakeBytes(h: ConnectionOptions['handshake']): Uint8Array {
+  if (h === undefined) return new Uint8Array(0);
+  return typeof h === 'string' ? new TextEncoder().encode(h) : h;
+}

@@ -1,0 +1,210 @@
+// The server endpoint in JS: many connections over any transports, found by
+// connection ID. Replies go to the peer each connection last spoke from.
+import { realClock, type Clock } from './clock.js';
+import { CLOSE_KINDS, EV, readOut, readText, viewOut, writeIn } from './core.js';
+import type { CloseEvent } from './connection.js';
+import { Emitter } from './emitter.js';
+import { RicochetError, sendError, type ErrorCode } from './errors.js';
+import { coreConfig } from './core-config.js';
+import type { ServerOptions as BaseServerOptions } from './options.js';
+import { decodeStats, type ConnectionStats } from './stats.js';
+import type { Transport } from './transport.js';
+import { wasm } from './wasm.js';
+
+/** Where a connection's datagrams go: a socket, a WebSocket, an address. */
+export interface Peer {
+  send(datagram: Uint8Array): void;
+}
+
+export interface ConnectRequest {
+  id: number;
+  payload: Uint8Array;
+}
+
+export interface ServerOptions extends BaseServerOptions {
+  /**
+   * Decide on each connect request: true accepts, a string rejects with
+   * that reason, undefined leaves it pending for `accept`/`reject` later.
+   * Default: accept every request.
+   */
+  onConnectRequest?: (req: ConnectRequest) => boolean | string | undefined;
+  clock?: Clock;
+}
+
+export interface ServerEvents extends Record<string, unknown> {
+  connection: { id: number };
+  message: { id: number; channel: number; data: Uint8Array };
+  acked: { id: number; messageId: number };
+  lost: { id: number; messageId: number };
+  disconnect: { id: number } & CloseEvent;
+}
+
+type CoreServer = InstanceType<ReturnType<typeof wasm>['Server']>;
+
+const DISCONNECT_CODES: Record<string, ErrorCode> = {
+  local: 'RICOCHET_ERR_CLOSED_LOCALLY',
+  peer: 'RICOCHET_ERR_CLOSED_BY_PEER',
+  'idle-timeout': 'RICOCHET_ERR_IDLE_TIMEOUT',
+};
+
+export class Server extends Emitter<ServerEvents> {
+  private core: CoreServer | null;
+  private readonly clock: Clock;
+  private readonly decide: NonNullable<ServerOptions['onConnectRequest']>;
+  private readonly peers = new Map<number, Peer>();
+  private cancelTimer: (() => void) | null = null;
+  private flushQueued = false;
+
+  constructor(options: ServerOptions = {}) {
+    super();
+    this.clock = options.clock ?? realClock;
+    this.decide = options.onConnectRequest ?? (() => true);
+    const cfg = coreConfig(options, 65507, false);
+    try {
+      this.core = new (wasm().Server)(cfg);
+    } catch (e) {
+      throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
+    } finally {
+      cfg.free();
+    }
+  }
+
+  /** Serve one transport (e.g. one side of a loopback pair, or one WebSocket). */
+  attach(transport: Transport): void {
+    const peer: Peer = { send: (d) => transport.send(d) };
+    transport.onDatagram((d) => this.handleDatagram(d, peer));
+  }
+
+  /** Feed a datagram that arrived from `peer`. */
+  handleDatagram(datagram: Uint8Array, peer: Peer): void {
+    const core = this.core;
+    if (core === null) return;
+    const id = core.handleDatagram(this.clock.now(), writeIn(core, datagram));
+    if (id !== 0) this.peers.set(id, peer);
+    this.flush();
+  }
+
+  accept(id: number): boolean {
+    const ok = this.core?.accept(this.clock.now(), id) ?? false;
+    this.scheduleFlush();
+    return ok;
+  }
+
+  reject(id: number, reason: string): boolean {
+    const ok = this.core?.reject(this.clock.now(), id, reason) ?? false;
+    this.scheduleFlush();
+    return ok;
+  }
+
+  /** Queue a message for one connection; returns its message ID. */
+  send(id: number, channel: number, data: Uint8Array): number {
+    const core = this.core;
+    if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
+    const r = core.send(this.clock.now(), id, channel, writeIn(core, data));
+    if (r < 0) throw sendError(r, data);
+    this.scheduleFlush();
+    return r;
+  }
+
+  /** Send to every live connection; returns how many took it. */
+  broadcast(channel: number, data: Uint8Array): number {
+    let n = 0;
+    for (const id of this.connections()) {
+      try {
+        this.send(id, channel, data);
+        n++;
+      } catch {
+        // A full or closing connection skips this broadcast.
+      }
+    }
+    return n;
+  }
+
+  close(id: number, code = 0, reason = ''): void {
+    this.core?.close(this.clock.now(), id, code, reason);
+    this.scheduleFlush();
+  }
+
+  /** IDs of connections that are accepted and not yet disconnected. */
+  connections(): number[] {
+    return [...this.live];
+  }
+  private readonly live = new Set<number>();
+
+  stats(id: number): ConnectionStats | null {
+    const v = this.core?.stats(id);
+    return v && v.length > 0 ? decodeStats(v) : null;
+  }
+
+  /** Stop serving: closes every connection and releases the core. */
+  shutdown(code = 0, reason = 'server shutting down'): void {
+    for (const id of this.connections()) this.core?.close(this.clock.now(), id, code, reason);
+    this.flush();
+    this.cancelTimer?.();
+    this.core?.free();
+    this.core = null;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    const core = this.core;
+    if (core === null) return;
+    const now = this.clock.now();
+    for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
+      this.peers.get(core.txConn())?.send(viewOut(core.txPtr(), n));
+    }
+    for (let kind = core.pollEvent(); kind !== EV.NONE; kind = core.pollEvent()) {
+      this.dispatch(core, kind);
+      if (this.core === null) return;
+    }
+    this.cancelTimer?.();
+    const at = core.pollTimeout();
+    this.cancelTimer = at >= 0 ? this.clock.at(at, () => this.onTimer()) : null;
+  }
+
+  private onTimer(): void {
+    this.core?.handleTimeout(this.clock.now());
+    this.flush();
+  }
+
+  private dispatch(core: CoreServer, kind: number): void {
+    const id = core.eventConn();
+    switch (kind) {
+      case EV.CONNECT_REQUEST: {
+        const verdict = this.decide({ id, payload: readOut(core.eventPtr(), core.eventLen()) });
+        if (verdict === true) core.accept(this.clock.now(), id);
+        else if (typeof verdict === 'string') core.reject(this.clock.now(), id, verdict);
+        break;
+      }
+      case EV.CONNECTED:
+        this.live.add(id);
+        this.emit('connection', { id });
+        break;
+      case EV.MESSAGE:
+        this.emit('message', { id, channel: core.eventChannel(), data: readOut(core.eventPtr(), core.eventLen()) });
+        break;
+      case EV.ACKED:
+        this.emit('acked', { id, messageId: core.eventId() });
+        break;
+      case EV.LOST:
+        this.emit('lost', { id, messageId: core.eventId() });
+        break;
+      case EV.CLOSED: {
+        const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
+        this.live.delete(id);
+        this.peers.delete(id);
+        const reason = readText(core.eventPtr(), core.eventLen());
+        this.emit('disconnect', { id, kind: k, code: DISCONNECT_CODES[k] ?? 'RICOCHET_ERR_CLOSED_LOCALLY', closeCode: core.eventCloseCode(), reason });
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+// Named view of the core's stats vector (order fixed in wasm/wasm/src/events.rs).
+
+export interface ChannelStats {
+  messagesSent: number;
+  messagesDelivered: number;
+  queuedMessages: number;
+  unackedMessages: number;
+}
+
+export interface ConnectionStats {
+  rttMs: number;
+  rttVarMs: number;
+  minRttMs: number;
+  /** Fraction of our packets declared lost. */
+  lossOut: number;
+  /** Fraction of the peer's packets that never arrived. */
+  lossIn: number;
+  packetsOut: number;
+  packetsIn: number;
+  bytesOut: number;
+  bytesIn: number;
+  packetsLost: number;
+  retransmissions: number;
+  duplicates: number;
+  malformed: number;
+  noRoom: number;
+  overheadBytesOut: number;
+  payloadBytesOut: number;
+  congestionWindow: number;
+  bytesInFlight: number;
+  sendBufferBytes: number;
+  recvBufferBytes: number;
+  channels: ChannelStats[];
+}
+
+export function decodeStats(v: ArrayLike<number>): ConnectionStats {
+  const n = v[20] ?? 0;
+  const channels: ChannelStats[] = [];
+  for (let i = 0; i < n; i++) {
+    const b = 21 + i * 4;
+    channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
+  }
+  return {
+    rttMs: v[0]! / 1000,
+    rttVarMs: v[1]! / 1000,
+    minRttMs: v[2]! / 1000,
+    lossOut: v[3]!,
+    lossIn: v[4]!,
+    packetsOut: v[5]!,
+    packetsIn: v[6]!,
+    bytesOut: v[7]!,
+    bytesIn: v[8]!,
+    packetsLost: v[9]!,
+    retransmissions: v[10]!,
+    duplicates: v[11]!,
+    malformed: v[12]!,
+    noRoom: v[13]!,
+    overheadBytesOut: v[14]!,
+    payloadBytesOut: v[15]!,
+    congestionWindow: v[16]!,
+    bytesInFlight: v[17]!,
+    sendBufferBytes: v[18]!,
+    recvBufferBytes: v[19]!,
+    channels,
+  };
+}

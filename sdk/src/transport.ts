@@ -1,0 +1,15 @@
+// What the run loop needs from a network: datagrams out, datagrams in.
+
+export interface Transport {
+  /** Largest datagram the transport carries (bytes). */
+  readonly maxDatagramSize: number;
+  /** Human-readable kind: 'loopback', 'websocket', 'webtransport', 'udp'. */
+  readonly kind: string;
+  /** Send one datagram. The transport must copy or consume it before returning. */
+  send(datagram: Uint8Array): void;
+  /** Register the receiver of incoming datagrams (one at a time). */
+  onDatagram(handler: (datagram: Uint8Array) => void): void;
+  /** Register a handler for the transport closing underneath. */
+  onClose(handler: (reason: string) => void): void;
+  close(): void;
+}

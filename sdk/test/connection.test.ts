@@ -1,0 +1,167 @@
+// Two SDK endpoints over the in-memory loopback, on virtual time.
+import { describe, expect, it } from 'vitest';
+import { Connection } from '../src/connection.js';
+import { Server } from '../src/server.js';
+import { loopbackPair, type LoopbackOptions } from '../src/loopback.js';
+import { VirtualClock } from '../src/clock.js';
+import { RicochetError } from '../src/errors.js';
+
+/** Self-checking payload: bytes derived from n. */
+function payload(n: number, len: number): Uint8Array {
+  const b = new Uint8Array(Math.max(len, 4));
+  new DataView(b.buffer).setUint32(0, n, true);
+  for (let i = 4; i < b.length; i++) b[i] = (n * 31 + i * 7) & 0xff;
+  return b;
+}
+function check(b: Uint8Array): number {
+  const n = new DataView(b.buffer, b.byteOffset).getUint32(0, true);
+  expect(b).toEqual(payload(n, b.length));
+  return n;
+}
+
+function setup(net?: LoopbackOptions['network'], serverOpts = {}) {
+  const clock = new VirtualClock();
+  const { client: ct, server: st } = loopbackPair({ clock, ...(net ? { network: net } : {}), seed: 7 });
+  const server = new Server({ clock, ...serverOpts });
+  server.attach(st);
+  const received: { id: number; channel: number; data: Uint8Array }[] = [];
+  server.on('message', (m) => received.push(m));
+  return { clock, ct, st, server, received };
+}
+
+describe('Connection over loopback', () => {
+  it('connects and delivers messages in order with receipts', () => {
+    const { clock, ct, server, received } = setup('lan');
+    const conn = new Connection(ct, { clock, handshake: 'hello' });
+    const acked: number[] = [];
+    conn.on('acked', (e) => acked.push(e.id));
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    expect(server.connections()).toEqual([conn.id]);
+    const ids: number[] = [];
+    for (let i = 0; i < 200; i++) ids.push(conn.send(0, payload(i, 100)));
+    expect(clock.runUntil(() => acked.length === 200, 5_000_000)).toBe(true);
+    expect(received.map((m) => check(m.data))).toEqual([...Array(200).keys()]);
+    expect(acked.sort((a, b) => a - b)).toEqual(ids);
+  });
+
+  it('reliable channel survives 10% loss with every message in order', () => {
+    const lossy = { latencyMs: 10, jitterMs: 2, loss: 0.1 };
+    const { clock, ct, received } = setup({ up: lossy, down: lossy });
+    const conn = new Connection(ct, { clock });
+    expect(clock.runUntil(() => conn.state === 'open', 5_000_000)).toBe(true);
+    for (let tick = 0; tick < 300; tick++) {
+      conn.send(0, payload(tick, 200));
+      clock.advance(16_667);
+    }
+    expect(clock.runUntil(() => received.length === 300, 20_000_000)).toBe(true);
+    expect(received.map((m) => check(m.data))).toEqual([...Array(300).keys()]);
+    const s = conn.stats();
+    expect(s.retransmissions).toBeGreaterThan(0);
+    expect(s.lossOut).toBeGreaterThan(0.04);
+    expect(s.rttMs).toBeGreaterThan(18);
+  });
+
+  it('unreliable messages get acked or lost receipts that match delivery', () => {
+    const lossy = { latencyMs: 5, loss: 0.2 };
+    const { clock, ct, received } = setup({ up: lossy, down: { latencyMs: 5 } });
+    const conn = new Connection(ct, { clock });
+    expect(clock.runUntil(() => conn.state === 'open', 5_000_000)).toBe(true);
+    const fate = new Map<number, string>();
+    conn.on('acked', (e) => fate.set(e.id, 'acked'));
+    conn.on('lost', (e) => fate.set(e.id, 'lost'));
+    const byId = new Map<number, number>();
+    for (let i = 0; i < 500; i++) {
+      byId.set(conn.send(3, payload(i, 50)), i);
+      clock.advance(10_000);
+    }
+    clock.advance(2_000_000);
+    expect(fate.size).toBe(500);
+    const delivered = new Set(received.map((m) => check(m.data)));
+    for (const [id, f] of fate) expect(delivered.has(byId.get(id)!)).toBe(f === 'acked');
+    expect([...fate.values()].filter((f) => f === 'lost').length).toBeGreaterThan(50);
+  });
+
+  it('a rejected handshake closes with the reason and rejects ready', async () => {
+    const clock = new VirtualClock();
+    const { client: ct, server: st } = loopbackPair({ clock });
+    const server = new Server({ clock, onConnectRequest: (r) => (new TextDecoder().decode(r.payload) === 'good' ? true : 'bad token') });
+    server.attach(st);
+    const conn = new Connection(ct, { clock, handshake: 'evil' });
+    const ready = conn.ready.catch((e: RicochetError) => e);
+    await Promise.resolve();
+    clock.advance(1_000_000);
+    await new Promise((r) => setTimeout(r, 0));
+    clock.advance(1_000_000);
+    const err = await ready;
+    expect(err).toBeInstanceOf(RicochetError);
+    expect((err as RicochetError).code).toBe('RICOCHET_ERR_REJECTED');
+    expect(conn.closeInfo).toMatchObject({ kind: 'rejected', reason: 'bad token' });
+  });
+
+  it('close reaches the server with code and reason', () => {
+    const { clock, ct, server } = setup('lan');
+    const conn = new Connection(ct, { clock });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    const gone: unknown[] = [];
+    server.on('disconnect', (d) => gone.push(d));
+    conn.close(4001, 'bye');
+    clock.advance(1_000_000);
+    expect(gone).toEqual([{ id: conn.id, kind: 'peer', code: 'RICOCHET_ERR_CLOSED_BY_PEER', closeCode: 4001, reason: 'bye' }]);
+    expect(conn.closeInfo?.kind).toBe('local');
+  });
+
+  it('idle timeout closes the client when the server vanishes', () => {
+    const { clock, ct, st } = setup({ up: {}, down: {} });
+    const conn = new Connection(ct, { clock, idleTimeoutMs: 2000, keepaliveMs: 500 });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    clock.advance(3_000_000);
+    expect(conn.state).toBe('open'); // keepalives hold it open
+    ct.setLink({ loss: 1 }); // then the network dies both ways
+    st.setLink({ loss: 1 });
+    clock.advance(3_000_000);
+    expect(conn.closeInfo).toMatchObject({ kind: 'idle-timeout', code: 'RICOCHET_ERR_IDLE_TIMEOUT' });
+    expect(conn.state).toBe('closed');
+  });
+
+  it('send errors carry a stable code and hand the message back', () => {
+    const { clock, ct } = setup();
+    const conn = new Connection(ct, { clock, maxMessageBytes: 1000 });
+    const msg = payload(1, 10);
+    expect(() => conn.send(0, msg)).toThrowError(expect.objectContaining({ code: 'RICOCHET_ERR_NOT_CONNECTED', data: msg }));
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    const big = new Uint8Array(1001);
+    expect(() => conn.send(0, big)).toThrowError(expect.objectContaining({ code: 'RICOCHET_ERR_MESSAGE_TOO_LARGE', data: big }));
+    expect(() => conn.send(9, msg)).toThrowError(expect.objectContaining({ code: 'RICOCHET_ERR_UNKNOWN_CHANNEL' }));
+    expect(() => conn.send('nope', msg)).toThrowError(expect.objectContaining({ code: 'RICOCHET_ERR_UNKNOWN_CHANNEL' }));
+  });
+
+  it('named channels route by name', () => {
+    const { clock, ct, received } = setup();
+    const conn = new Connection(ct, { clock, channels: [{ kind: 'reliable-ordered', name: 'chat' }, { kind: 'unreliable', name: 'pos' }] });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    conn.send('pos', payload(5, 8));
+    conn.flush();
+    clock.advance(100_000);
+    expect(received.map((m) => m.channel)).toEqual([1]);
+  });
+
+  it('invalid options throw RICOCHET_ERR_INVALID_OPTIONS naming the field', () => {
+    const { ct } = setup();
+    expect(() => new Connection(ct, { idleTimeoutMs: -1 })).toThrowError(/idleTimeoutMs/);
+    expect(() => new Connection(ct, { channels: [] })).toThrowError(expect.objectContaining({ code: 'RICOCHET_ERR_INVALID_OPTIONS' }));
+  });
+
+  it('small messages sent in one task share datagrams', async () => {
+    const { clock, ct, received } = setup();
+    const conn = new Connection(ct, { clock });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 0));
+    const before = conn.stats().packetsOut;
+    for (let i = 0; i < 50; i++) conn.send(0, payload(i, 10));
+    await Promise.resolve();
+    expect(conn.stats().packetsOut - before).toBe(1);
+    clock.advance(100_000);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(received.length).toBe(50);
+  });
+});

@@ -1,0 +1,358 @@
+// Independent decoder of the Ricochet wire format, version 1, written from
+// wasm/core/WIRE.md alone (not from the Rust sources). It cross-checks the
+// document against the vectors the Rust core generates
+// (wasm/core/tests/vectors/wire.json): see wire-vectors.test.ts.
+//
+// Context-free: without connection state it cannot check declared channels,
+// connection existence, packet-number windows or 16-bit expansions. It applies
+// every rule that a single datagram can be checked against.
+//
+// Output shape follows the vectors' `packet` field: byte fields as lowercase
+// hex strings, reason strings as UTF-8 text, integers as JS numbers. The two
+// unbounded varint fields (ACK ack_delay_us, CLOSE code) become a bigint only
+// when the value exceeds Number.MAX_SAFE_INTEGER (never in the vectors).
+
+export class WireDecodeError extends Error {
+  /** Byte offset in the datagram where decoding failed. */
+  readonly offset: number;
+
+  constructor(message: string, offset: number) {
+    super(`${message} (at byte ${offset})`);
+    this.name = 'WireDecodeError';
+    this.offset = offset;
+  }
+}
+
+/** A channel kind byte (WIRE.md "Channels"). */
+export type ChannelKind = 0 | 1 | 2 | 3;
+
+export interface HelloPacket {
+  type: 'HELLO';
+  connection_id: number;
+  version: number;
+  channels: ChannelKind[];
+  payload: string;
+}
+
+export interface WelcomePacket {
+  type: 'WELCOME';
+  connection_id: number;
+  version: number;
+}
+
+export interface RejectPacket {
+  type: 'REJECT';
+  connection_id: number;
+  version: number;
+  reason: string;
+}
+
+export interface AckFrame {
+  type: 'ACK';
+  /** Low 16 bits of the largest acknowledged packet number. */
+  largest: number;
+  ack_delay_us: number | bigint;
+  first_range: number;
+  /** Additional ranges, in wire order, as [gap, length]. */
+  ranges: [number, number][];
+}
+
+export interface PingFrame {
+  type: 'PING';
+}
+
+export interface CloseFrame {
+  type: 'CLOSE';
+  code: number | bigint;
+  reason: string;
+}
+
+export interface MessagesFrame {
+  type: 'MESSAGES';
+  channel: number;
+  first_seq: number;
+  messages: string[];
+}
+
+export interface FragmentFrame {
+  type: 'FRAGMENT';
+  channel: number;
+  seq: number;
+  index: number;
+  count: number;
+  data: string;
+}
+
+export type Frame = AckFrame | PingFrame | CloseFrame | MessagesFrame | FragmentFrame;
+
+export interface DataPacket {
+  type: 'DATA';
+  connection_id: number;
+  /** Low 16 bits of the packet number, as on the wire. */
+  packet_number: number;
+  frames: Frame[];
+}
+
+export type DecodedPacket = HelloPacket | WelcomePacket | RejectPacket | DataPacket;
+
+// Limits stated in WIRE.md.
+const MAX_VARINT_BYTES = 10;
+const MAX_ACK_RANGES = 16;
+const MAX_ACK_RANGE_VALUE = 65535;
+const MIN_FRAGMENT_COUNT = 2;
+const MAX_FRAGMENT_COUNT = 1048576;
+const MAX_CHANNEL_KIND = 3;
+
+const utf8 = new TextDecoder('utf-8'); // WIRE.md does not say invalid UTF-8 is a drop reason: decode lossily.
+
+function toHex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+class Reader {
+  private pos = 0;
+
+  constructor(private readonly buf: Uint8Array) {}
+
+  get offset(): number {
+    return this.pos;
+  }
+
+  get remaining(): number {
+    return this.buf.length - this.pos;
+  }
+
+  fail(message: string, at: number = this.pos): never {
+    throw new WireDecodeError(message, at);
+  }
+
+  private need(n: number, what: string): void {
+    if (this.remaining < n) this.fail(`truncated ${what}: need ${n} bytes, have ${this.remaining}`);
+  }
+
+  u8(what: string): number {
+    this.need(1, what);
+    return this.buf[this.pos++]!;
+  }
+
+  u16(what: string): number {
+    this.need(2, what);
+    const v = this.buf[this.pos]! | (this.buf[this.pos + 1]! << 8);
+    this.pos += 2;
+    return v;
+  }
+
+  u32(what: string): number {
+    this.need(4, what);
+    const b = this.buf;
+    const p = this.pos;
+    const v = (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+    this.pos += 4;
+    return v;
+  }
+
+  take(n: number, what: string): Uint8Array {
+    this.need(n, what);
+    const out = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  /** Unsigned LEB128, at most 10 bytes, at most 2^64 − 1; non-shortest forms accepted. */
+  varint(what: string): bigint {
+    const start = this.pos;
+    let value = 0n;
+    for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+      if (this.remaining < 1) this.fail(`truncated varint ${what}`, start);
+      const byte = this.buf[this.pos++]!;
+      const group = BigInt(byte & 0x7f);
+      if (i === MAX_VARINT_BYTES - 1) {
+        // 10th byte: 9 × 7 = 63 bits so far, so only bit 63 remains.
+        if (byte & 0x80) this.fail(`varint ${what} longer than ${MAX_VARINT_BYTES} bytes`, start);
+        if (group > 1n) this.fail(`varint ${what} above 2^64 - 1`, start);
+      }
+      value |= group << BigInt(7 * i);
+      if ((byte & 0x80) === 0) return value;
+    }
+    // Unreachable: the 10th iteration either returns or fails.
+    return this.fail(`varint ${what} longer than ${MAX_VARINT_BYTES} bytes`, start);
+  }
+
+  /** A varint that must lie in [min, max] (max ≤ 2^53 − 1), returned as a number. */
+  boundedVarint(what: string, min: number, max: number): number {
+    const start = this.pos;
+    const v = this.varint(what);
+    if (v < BigInt(min) || v > BigInt(max)) this.fail(`${what} ${v} outside ${min}..=${max}`, start);
+    return Number(v);
+  }
+
+  /** `bytes`: varint length then that many bytes. */
+  bytes(what: string): Uint8Array {
+    const start = this.pos;
+    const len = this.varint(`${what} length`);
+    if (len > BigInt(this.remaining)) {
+      this.fail(`truncated ${what}: length ${len}, have ${this.remaining}`, start);
+    }
+    return this.take(Number(len), what);
+  }
+}
+
+function numberOrBigint(v: bigint): number | bigint {
+  return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+}
+
+function connectionId(r: Reader): number {
+  const at = r.offset;
+  const id = r.u32('connection_id');
+  if (id === 0) r.fail('connection ID 0 is invalid', at);
+  return id;
+}
+
+function decodeHello(r: Reader): HelloPacket {
+  const connection_id = connectionId(r);
+  const version = r.u16('version');
+  const countAt = r.offset;
+  const channelCount = r.u8('channel_count');
+  if (channelCount < 1) r.fail('channel_count must be 1..=255', countAt);
+  const channels: ChannelKind[] = [];
+  for (let i = 0; i < channelCount; i++) {
+    const at = r.offset;
+    const kind = r.u8('channel kind');
+    if (kind > MAX_CHANNEL_KIND) r.fail(`channel kind ${kind} outside 0..=${MAX_CHANNEL_KIND}`, at);
+    channels.push(kind as ChannelKind);
+  }
+  const payload = toHex(r.bytes('handshake_payload'));
+  if (r.remaining !== 0) r.fail(`${r.remaining} bytes after HELLO payload`);
+  return { type: 'HELLO', connection_id, version, channels, payload };
+}
+
+function decodeWelcome(r: Reader): WelcomePacket {
+  const connection_id = connectionId(r);
+  const version = r.u16('version');
+  return { type: 'WELCOME', connection_id, version };
+}
+
+function decodeReject(r: Reader): RejectPacket {
+  const connection_id = connectionId(r);
+  const version = r.u16('version');
+  const reason = utf8.decode(r.bytes('reason'));
+  return { type: 'REJECT', connection_id, version, reason };
+}
+
+function decodeAck(r: Reader): AckFrame {
+  const largest = r.u16('largest_acknowledged');
+  const ack_delay_us = numberOrBigint(r.varint('ack_delay_us'));
+  const rangeCount = r.boundedVarint('range_count', 0, MAX_ACK_RANGES);
+  const first_range = r.boundedVarint('first_range', 0, MAX_ACK_RANGE_VALUE);
+  const ranges: [number, number][] = [];
+  for (let i = 0; i < rangeCount; i++) {
+    const gap = r.boundedVarint('gap', 0, MAX_ACK_RANGE_VALUE);
+    const length = r.boundedVarint('length', 0, MAX_ACK_RANGE_VALUE);
+    ranges.push([gap, length]);
+  }
+  return { type: 'ACK', largest, ack_delay_us, first_range, ranges };
+}
+
+function decodeClose(r: Reader): CloseFrame {
+  const code = numberOrBigint(r.varint('code'));
+  const reason = utf8.decode(r.bytes('reason'));
+  return { type: 'CLOSE', code, reason };
+}
+
+function decodeMessages(r: Reader): MessagesFrame {
+  const channel = r.u8('channel');
+  const first_seq = r.u16('first_seq');
+  const countAt = r.offset;
+  const count = r.varint('count');
+  if (count < 1n) r.fail('MESSAGES count must be at least 1', countAt);
+  // Every message takes at least its 1-byte length: cheap early truncation check.
+  if (count > BigInt(r.remaining)) r.fail(`MESSAGES count ${count} exceeds remaining bytes`, countAt);
+  const messages: string[] = [];
+  for (let i = 0n; i < count; i++) messages.push(toHex(r.bytes('message')));
+  return { type: 'MESSAGES', channel, first_seq, messages };
+}
+
+function decodeFragment(r: Reader): FragmentFrame {
+  const channel = r.u8('channel');
+  const seq = r.u16('seq');
+  const indexAt = r.offset;
+  const indexRaw = r.varint('index');
+  const count = r.boundedVarint('fragment count', MIN_FRAGMENT_COUNT, MAX_FRAGMENT_COUNT);
+  if (indexRaw >= BigInt(count)) r.fail(`fragment index ${indexRaw} not below count ${count}`, indexAt);
+  const data = toHex(r.bytes('fragment data'));
+  return { type: 'FRAGMENT', channel, seq, index: Number(indexRaw), count, data };
+}
+
+function decodeData(r: Reader): DataPacket {
+  const connection_id = connectionId(r);
+  const packet_number = r.u16('packet_number');
+  const frames: Frame[] = [];
+  while (r.remaining > 0) {
+    const at = r.offset;
+    const frameType = r.u8('frame type');
+    switch (frameType) {
+      case 0x01:
+        frames.push(decodeAck(r));
+        break;
+      case 0x02:
+        frames.push({ type: 'PING' });
+        break;
+      case 0x03:
+        frames.push(decodeClose(r));
+        break;
+      case 0x10:
+        frames.push(decodeMessages(r));
+        break;
+      case 0x11:
+        frames.push(decodeFragment(r));
+        break;
+      default:
+        r.fail(`unknown frame type 0x${frameType.toString(16).padStart(2, '0')}`, at);
+    }
+  }
+  return { type: 'DATA', connection_id, packet_number, frames };
+}
+
+/** Decodes one datagram; throws WireDecodeError on anything WIRE.md says to reject. */
+export function decodeDatagram(bytes: Uint8Array): DecodedPacket {
+  const r = new Reader(bytes);
+  const packetType = r.u8('packet type');
+  switch (packetType) {
+    case 0x01:
+      return decodeHello(r);
+    case 0x02:
+      return decodeWelcome(r);
+    case 0x03:
+      return decodeReject(r);
+    case 0x04:
+      return decodeData(r);
+    default:
+      return r.fail(`unknown packet type 0x${packetType.toString(16).padStart(2, '0')}`, 0);
+  }
+}
+
+/**
+ * Absolute acknowledged ranges [largest, smallest] (inclusive, descending) of an
+ * ACK frame, given the full 64-bit largest acknowledged packet number (the
+ * 16-bit wire value expanded by the caller, which needs connection state).
+ * Throws WireDecodeError if a range would go below packet 0.
+ */
+export function ackRanges(ack: AckFrame, fullLargest: bigint): [bigint, bigint][] {
+  if ((fullLargest & 0xffffn) !== BigInt(ack.largest)) {
+    throw new WireDecodeError(`full largest ${fullLargest} does not match wire low bits ${ack.largest}`, 0);
+  }
+  const out: [bigint, bigint][] = [];
+  let hi = fullLargest;
+  let lo = hi - BigInt(ack.first_range);
+  if (lo < 0n) throw new WireDecodeError('ACK first range below packet 0', 0);
+  out.push([hi, lo]);
+  for (const [gap, length] of ack.ranges) {
+    hi = lo - BigInt(gap) - 2n;
+    lo = hi - BigInt(length);
+    if (lo < 0n) throw new WireDecodeError('ACK range below packet 0', 0);
+    out.push([hi, lo]);
+  }
+  return out;
+}
