@@ -93,9 +93,11 @@ impl ReceivedPackets {
     }
 
     /// Note that the packet just inserted was ack-eliciting (or not).
+    /// Packets that elicit nothing (pure ACKs) are recorded but never make
+    /// an ACK owed: the peer does not track them.
     pub fn on_packet(&mut self, now: u64, ack_eliciting: bool) {
-        self.ack_owed = true;
         if ack_eliciting {
+            self.ack_owed = true;
             self.unacked_eliciting += 1;
             if self.unacked_eliciting >= 2 {
                 self.immediate = true;
@@ -125,15 +127,35 @@ impl ReceivedPackets {
         self.ack_owed && !self.ranges.is_empty()
     }
 
+    /// The ranges an ACK carries, newest first, as (gap, len) after the first
+    /// range `(0, first_len)`. Every field stays within WIRE.md's 16-bit
+    /// limits: a longer range is cut to its newest 65536 packets, and nothing
+    /// older than a cut or a gap too wide to encode is reported.
+    fn ack_fields(&self) -> Option<(u64, u64, impl Iterator<Item = (u64, u64)> + '_)> {
+        const MAX: u64 = u16::MAX as u64;
+        let &(lo, hi) = self.ranges.last()?;
+        let first = (hi - lo).min(MAX);
+        let mut prev_lo = hi - first;
+        let mut stop = first < hi - lo;
+        let rest = self.ranges.iter().rev().skip(1).take(MAX_ACK_RANGES).map_while(move |&(l, h)| {
+            let gap = prev_lo - h - 2;
+            if stop || gap > MAX || h - l > MAX {
+                stop = true;
+                return None;
+            }
+            prev_lo = l;
+            Some((gap, h - l))
+        });
+        Some((hi, first, rest))
+    }
+
     /// Bytes the ACK frame would take now.
     pub fn ack_frame_len(&self, now: u64) -> usize {
-        let Some(&(lo, hi)) = self.ranges.last() else { return 0 };
-        let mut n = 1 + 2 + varint_len(now.saturating_sub(self.largest_time)) + varint_len(hi - lo);
-        let mut prev_lo = lo;
+        let Some((_, first, rest)) = self.ack_fields() else { return 0 };
+        let mut n = 1 + 2 + varint_len(now.saturating_sub(self.largest_time)) + varint_len(first);
         let mut count = 0;
-        for &(l, h) in self.ranges.iter().rev().skip(1).take(MAX_ACK_RANGES) {
-            n += varint_len(prev_lo - h - 2) + varint_len(h - l);
-            prev_lo = l;
+        for (gap, len) in rest {
+            n += varint_len(gap) + varint_len(len);
             count += 1;
         }
         n + varint_len(count)
@@ -142,20 +164,18 @@ impl ReceivedPackets {
     /// Write the ACK frame (largest first, QUIC-style gaps). Returns false and
     /// writes nothing if it does not fit. Call `on_ack_sent` once it leaves.
     pub fn encode_ack(&self, w: &mut Writer, now: u64) -> bool {
-        let Some(&(lo, hi)) = self.ranges.last() else { return false };
+        let Some((hi, first, rest)) = self.ack_fields() else { return false };
         if self.ack_frame_len(now) > w.remaining() {
             return false;
         }
-        let count = (self.ranges.len() - 1).min(MAX_ACK_RANGES);
+        let ranges: Vec<(u64, u64)> = rest.collect();
         let mut ok = w.put_u8(FRAME_ACK)
             && w.put_u16(hi as u16)
             && w.put_varint(now.saturating_sub(self.largest_time))
-            && w.put_varint(count as u64)
-            && w.put_varint(hi - lo);
-        let mut prev_lo = lo;
-        for &(l, h) in self.ranges.iter().rev().skip(1).take(count) {
-            ok = ok && w.put_varint(prev_lo - h - 2) && w.put_varint(h - l);
-            prev_lo = l;
+            && w.put_varint(ranges.len() as u64)
+            && w.put_varint(first);
+        for (gap, len) in ranges {
+            ok = ok && w.put_varint(gap) && w.put_varint(len);
         }
         ok
     }
@@ -193,7 +213,7 @@ mod tests {
         let n = w.len();
         let mut r = Reader::new(&buf[..n]);
         let Ok(Frame::Ack { largest, first_range, ranges, .. }) = decode_frame(&mut r) else { panic!("not an ack") };
-        let hi = largest as u64;
+        let hi = crate::wire::expand_u16(largest, rp.largest().unwrap());
         let mut out = vec![(hi - first_range, hi)];
         let mut lo = hi - first_range;
         for (gap, len) in AckRanges::new(ranges) {
@@ -211,6 +231,20 @@ mod tests {
             rp.insert(pn, 0);
         }
         assert_eq!(ack_of(&mut rp), vec![(9, 9), (0, 6)]);
+    }
+
+    #[test]
+    fn ack_fields_stay_within_16_bits() {
+        let mut rp = ReceivedPackets::default();
+        for pn in 0..70_000 {
+            rp.insert(pn, 0);
+        }
+        rp.insert(70_002, 0);
+        // The first range is 70_002 alone; the next is cut to 65_536 packets.
+        assert_eq!(ack_of(&mut rp), vec![(70_002, 70_002)]);
+        rp.insert(70_000, 0);
+        rp.insert(70_001, 0);
+        assert_eq!(ack_of(&mut rp), vec![(70_002 - 65_535, 70_002)]);
     }
 
     #[test]

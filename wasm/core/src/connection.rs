@@ -454,7 +454,8 @@ impl Connection {
         let mut lo = largest.saturating_sub(first_range);
         let mut iter = AckRanges::new(ranges);
         loop {
-            for pn in lo.max(self.sent.base_pn())..=hi {
+            let tracked = self.sent.tracked();
+            for pn in lo.max(tracked.start)..=hi.min(tracked.end.saturating_sub(1)) {
                 if let Some(p) = self.sent.take(pn) {
                     acked_any = true;
                     self.on_packet_acked(now, p);

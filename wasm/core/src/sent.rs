@@ -79,9 +79,9 @@ impl SentPackets {
         self.slots.get(idx)?.as_ref()
     }
 
-    /// Lowest tracked packet number (acks below it have nothing to do).
-    pub fn base_pn(&self) -> u64 {
-        self.base_pn
+    /// Tracked packet numbers lie in `base..end` (acks outside have nothing to do).
+    pub fn tracked(&self) -> core::ops::Range<u64> {
+        self.base_pn..self.base_pn + self.slots.len() as u64
     }
 
     /// Packets lost by the time or packet threshold, given the largest

@@ -156,3 +156,19 @@ fn lost_receipts_match_undelivered_unreliable_messages() {
     let lost = p.client_events.iter().filter(|e| matches!(e, Event::Lost(_))).count();
     assert_eq!(lost + delivered.len(), 3_000);
 }
+
+#[test]
+fn long_stream_survives_packet_number_and_sequence_wraparound() {
+    // More than 2^16 packets and channel sequence numbers: every 16-bit
+    // field on the wire wraps at least once.
+    let mut p = Pair::over(NetworkProfile::lan(), 9);
+    assert!(p.connect());
+    let n = 70_000u32;
+    for i in 0..n {
+        p.client.send(p.now, 0, payload(i, 8)).unwrap();
+        p.run_for(100);
+    }
+    assert!(p.run_while_not(10_000_000, |p| p.server_messages(0).len() == n as usize));
+    assert!(p.server_messages(0).iter().enumerate().all(|(i, d)| check(d) == i as u32));
+    assert_eq!(p.client.stats().malformed + p.server_conn().unwrap().stats().malformed, 0);
+}
