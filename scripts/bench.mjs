@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// `npm run bench`: runs each benchmark scenario side by side in one run,
+// prints a markdown table with each goal beside the measured figure, and
+// writes results/bench.json. Speed goals live here, never in tests.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './setup.mjs';
+
+const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
+
+function json(cmd, args, cwd = ROOT) {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+console.log('Building the native benchmark (release)…');
+const b = spawnSync('cargo', ['build', '--release', '--example', 'bench_s3', '-p', 'ricochet-core'], { cwd: join(ROOT, 'wasm'), stdio: 'inherit' });
+if (b.status !== 0) process.exit(1);
+const native = join(ROOT, 'wasm', 'target', 'release', 'examples', 'bench_s3');
+
+const rows = [];
+for (const perTick of [1, 10]) {
+  // Alternate native and wasm so machine noise hits both alike.
+  const n = json(native, [String(messages), '100', String(perTick)]);
+  const w = json(process.execPath, [join(ROOT, 'bench', 's3-wasm.mjs'), String(messages), '100', String(perTick)]);
+  rows.push({ perTick, native: n, wasm: w });
+}
+
+const goalNs = 1000;
+console.log(`\n## S3 — core CPU cost per 100-byte reliable message (send + transmit + receive + deliver + ack), ${messages.toLocaleString('en')} messages\n`);
+console.log('| messages per datagram | native ns/msg | native msg/s | wasm ns/msg | wasm msg/s | wasm / native | wire bytes per payload byte | goal (wasm) |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const { perTick, native: n, wasm: w } of rows) {
+  const ok = w.ns_per_message <= goalNs ? 'met' : 'not met';
+  console.log(
+    `| ${perTick} | ${n.ns_per_message} | ${n.messages_per_sec.toLocaleString('en')} | ${w.ns_per_message} | ${w.messages_per_sec.toLocaleString('en')} | ${(w.ns_per_message / n.ns_per_message).toFixed(2)}× | ${w.wire_bytes_per_payload_byte} | ≤ ${goalNs} ns: ${ok} |`,
+  );
+}
+mkdirSync(join(ROOT, 'results'), { recursive: true });
+writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows }, null, 2));
+console.log('\nwritten: results/bench.json');
