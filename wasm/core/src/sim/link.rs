@@ -81,7 +81,7 @@ fn check_prob(name: &str, x: f64) -> Result<(), String> {
     if x.is_finite() && (0.0..=1.0).contains(&x) {
         Ok(())
     } else {
-        Err(format!("{name} must be a probability in [0, 1], got {x}"))
+        Err(format!("{name} must be a probability in [0, 1]"))
     }
 }
 

@@ -100,7 +100,7 @@ fn check_prob(name: &str, x: f64) -> Result<(), String> {
     if x.is_finite() && (0.0..=1.0).contains(&x) {
         Ok(())
     } else {
-        Err(format!("{name} must be a probability in [0, 1], got {x}"))
+        Err(format!("{name} must be a probability in [0, 1]"))
     }
 }
 
@@ -255,10 +255,10 @@ impl LossModel {
                 check_prob("p31", p31)?;
                 check_prob("p32", p32)?;
                 if p13 + p14 > 1.0 + SUM_EPSILON {
-                    return Err(format!("p13 + p14 must be <= 1, got {}", p13 + p14));
+                    return Err("p13 + p14 must be <= 1".into());
                 }
                 if p31 + p32 > 1.0 + SUM_EPSILON {
-                    return Err(format!("p31 + p32 must be <= 1, got {}", p31 + p32));
+                    return Err("p31 + p32 must be <= 1".into());
                 }
                 Ok(())
             }
