@@ -88,6 +88,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.opened.catch(() => {}); // the rejection is also delivered as a `close` event
     transport.onDatagram((d) => this.handleDatagram(d));
     transport.onClose((reason) => this.transportClosed(reason));
+    transport.onWritable?.(() => this.drain());
     const interval = options.statsIntervalMs ?? 0;
     if (interval > 0) this.statsTimer = setInterval(() => this._state === 'open' && this.emit('stats', this.stats()), interval);
     this.drain();
@@ -189,8 +190,11 @@ export class Connection extends Emitter<ConnectionEvents> {
     const core = this.core;
     if (core === null) return;
     const now = this.clock.now();
-    for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
-      this.transport.send(viewOut(core.txPtr(), n));
+    const t = this.transport;
+    while (t.canSend?.() ?? true) {
+      const n = core.pollTransmit(now);
+      if (n < 0) break;
+      t.send(viewOut(core.txPtr(), n));
     }
     for (let kind = core.pollEvent(); kind !== EV.NONE; kind = this.core?.pollEvent() ?? EV.NONE) {
       this.dispatch(core, kind);

@@ -9,6 +9,15 @@ export interface Transport {
   send(datagram: Uint8Array): void;
   /** Register the receiver of incoming datagrams (one at a time). */
   onDatagram(handler: (datagram: Uint8Array) => void): void;
+  /**
+   * False while the transport is backed up (e.g. a WebSocket's send buffer is
+   * full). The run loop then leaves messages in the core, where stale
+   * unreliable-sequenced messages are superseded and expired ones dropped,
+   * instead of building up latency in a socket buffer. Default: always true.
+   */
+  canSend?(): boolean;
+  /** Called when `canSend` turns true again. */
+  onWritable?(handler: () => void): void;
   /** Register a handler for the transport closing underneath. */
   onClose(handler: (reason: string) => void): void;
   close(): void;
