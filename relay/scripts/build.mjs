@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Builds relay/dist (library + CLI) from relay/src with esbuild; skipped when up to date.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const RELAY = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const newest = (p) => {
+  const st = statSync(p);
+  return st.isDirectory() ? Math.max(st.mtimeMs, ...readdirSync(p).map((e) => newest(join(p, e)))) : st.mtimeMs;
+};
+const out = join(RELAY, 'dist', 'cli.js');
+if (!process.argv.includes('--force') && existsSync(out) && statSync(out).mtimeMs > Math.max(newest(join(RELAY, 'src')), newest(fileURLToPath(import.meta.url)))) {
+  console.log('[relay build] up to date');
+  process.exit(0);
+}
+const common = { bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', sourcemap: true, logLevel: 'warning' };
+await Promise.all([
+  esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'cli.ts')], outfile: out, banner: { js: '#!/usr/bin/env node' } }),
+  esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'index.ts')], outfile: join(RELAY, 'dist', 'index.js') }),
+]);
+console.log('[relay build] built dist/cli.js, dist/index.js');

@@ -1,0 +1,26 @@
+// Why the relay refuses or ends a session. The code travels to the client as
+// the WebSocket/WebTransport close code, the string as the close reason.
+
+export const RELAY_CLOSE = {
+  RELAY_ERR_MALFORMED_DATAGRAM: 4400,
+  RELAY_ERR_TOKEN_MALFORMED: 4401,
+  RELAY_ERR_TOKEN_SIGNATURE: 4401,
+  RELAY_ERR_TOKEN_EXPIRED: 4401,
+  RELAY_ERR_BACKEND_NOT_ALLOWED: 4403,
+  RELAY_ERR_HANDSHAKE_TIMEOUT: 4408,
+  RELAY_ERR_TOKEN_IN_USE: 4409,
+  RELAY_ERR_DATAGRAM_TOO_LARGE: 4413,
+  RELAY_ERR_RATE_LIMITED: 4429,
+  RELAY_ERR_IDLE_TIMEOUT: 4000,
+  RELAY_ERR_BACKEND_UNREACHABLE: 4502,
+  RELAY_ERR_SERVER_FULL: 4503,
+  RELAY_SHUTTING_DOWN: 1001,
+} as const;
+
+export type RelayCloseCode = keyof typeof RELAY_CLOSE;
+
+/** "CODE: detail", as sent in close reasons (WebSocket caps them at 123 bytes). */
+export function closeReason(code: RelayCloseCode, detail?: string): string {
+  const s = detail ? `${code}: ${detail}` : code;
+  return Buffer.byteLength(s) <= 123 ? s : code;
+}

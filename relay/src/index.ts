@@ -1,0 +1,9 @@
+// Library entry of @ricochet/relay.
+export { Relay } from './relay.js';
+export type { RelayAddresses } from './relay.js';
+export { DEFAULTS, loadOptions, backendAllowed } from './options.js';
+export type { RelayOptions } from './options.js';
+export { mintToken, verifyToken, TokenError } from './token.js';
+export type { TokenClaims, MintOptions } from './token.js';
+export { RELAY_CLOSE } from './errors.js';
+export type { RelayCloseCode } from './errors.js';

@@ -1,0 +1,160 @@
+// One client session: a browser (over WebSocket or WebTransport) bound to
+// its own UDP socket toward the backend, so the game server sees each
+// browser as its own peer. The relay checks only the Ricochet packet header
+// (type byte and pinned connection ID), never game messages.
+import { createSocket, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
+import type { Logger } from './log.js';
+import type { RelayMetrics, TransportName } from './metrics.js';
+import type { RelayOptions } from './options.js';
+import { TokenBucket } from './rate-limit.js';
+import type { TokenClaims } from './token.js';
+
+/** The client side of a session, as a listener provides it. */
+export interface ClientLink {
+  readonly transport: TransportName;
+  /** Deliver datagrams to the client; returns how many were dropped (backpressure). */
+  send(datagrams: Uint8Array[]): number;
+  close(code: number, reason: string): void;
+}
+
+/** Most datagrams held while the backend socket is still connecting. */
+const PENDING_LIMIT = 64;
+/** Drops past the rate limit tolerated before the session is closed. */
+const ABUSE_DROPS = 2_000;
+
+export class Session {
+  private socket: Socket | null = null;
+  private connected = false;
+  private pending: Uint8Array[] = [];
+  private toClient: Uint8Array[] = [];
+  private flushScheduled = false;
+  private connId: number | null = null;
+  private readonly packets: TokenBucket;
+  private readonly bytes: TokenBucket;
+  private rateDrops = 0;
+  private lastActivity = Date.now();
+  private timers: NodeJS.Timeout[] = [];
+  private ended = false;
+
+  constructor(
+    readonly id: number,
+    readonly claims: TokenClaims,
+    private readonly link: ClientLink,
+    private readonly opts: RelayOptions,
+    private readonly metrics: RelayMetrics,
+    private readonly log: Logger,
+    private readonly onEnd: (s: Session, code: RelayCloseCode | 'client_closed') => void,
+  ) {
+    this.packets = new TokenBucket(opts.maxDatagramsPerSecond, Math.max(64, opts.maxDatagramsPerSecond / 10));
+    this.bytes = new TokenBucket(opts.maxBytesPerSecond, Math.max(64 * 1024, opts.maxBytesPerSecond / 10));
+  }
+
+  get transport(): TransportName {
+    return this.link.transport;
+  }
+
+  start(): void {
+    const i = this.claims.backend.lastIndexOf(':');
+    const host = this.claims.backend.slice(0, i);
+    const port = Number(this.claims.backend.slice(i + 1));
+    const sock = createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+    this.socket = sock;
+    sock.on('message', (msg) => this.fromBackend(msg));
+    // A connected UDP socket reports ICMP port-unreachable as ECONNREFUSED.
+    sock.on('error', (e) => this.close('RELAY_ERR_BACKEND_UNREACHABLE', (e as NodeJS.ErrnoException).code ?? e.message));
+    sock.connect(port, host, () => {
+      this.connected = true;
+      for (const d of this.pending) this.sendBackend(d);
+      this.pending = [];
+    });
+    this.timers.push(
+      setTimeout(() => this.connId === null && this.close('RELAY_ERR_HANDSHAKE_TIMEOUT', `no datagram within ${this.opts.handshakeTimeoutMs} ms`), this.opts.handshakeTimeoutMs),
+    );
+    const idleCheck = setInterval(() => {
+      if (Date.now() - this.lastActivity > this.opts.idleTimeoutMs) this.close('RELAY_ERR_IDLE_TIMEOUT');
+    }, Math.min(this.opts.idleTimeoutMs, 5_000));
+    idleCheck.unref();
+    this.timers.push(idleCheck);
+  }
+
+  /** A datagram from the client: check its header, rate-limit, forward. */
+  fromClient(d: Uint8Array): void {
+    if (this.ended) return;
+    if (d.length > this.opts.maxDatagramBytes) return this.close('RELAY_ERR_DATAGRAM_TOO_LARGE', `${d.length} bytes > ${this.opts.maxDatagramBytes}`);
+    const type = d[0] ?? 0;
+    if (d.length < 5 || type < 1 || type > 4) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'not a Ricochet packet');
+    const connId = (d[1]! | (d[2]! << 8) | (d[3]! << 16) | (d[4]! << 24)) >>> 0;
+    if (this.connId === null) this.connId = connId;
+    else if (connId !== this.connId) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'connection ID changed mid-session');
+    if (!this.packets.take(1) || !this.bytes.take(d.length)) {
+      this.metrics.drops.inc({ reason: 'rate_limited' });
+      if (++this.rateDrops > ABUSE_DROPS) this.close('RELAY_ERR_RATE_LIMITED', `over ${this.opts.maxDatagramsPerSecond} datagrams/s`);
+      return;
+    }
+    this.lastActivity = Date.now();
+    this.metrics.datagrams.inc({ direction: 'to_backend', transport: this.transport });
+    this.metrics.bytes.inc({ direction: 'to_backend', transport: this.transport }, d.length);
+    if (this.connected) this.sendBackend(d);
+    else if (this.pending.length < PENDING_LIMIT) this.pending.push(d.slice());
+    else this.metrics.drops.inc({ reason: 'backend_connecting' });
+  }
+
+  private sendBackend(d: Uint8Array): void {
+    try {
+      this.socket?.send(d);
+    } catch {
+      this.metrics.drops.inc({ reason: 'backend_send_failed' });
+    }
+  }
+
+  /** Datagrams from the backend go out in one batch per event-loop turn. */
+  private fromBackend(msg: Buffer): void {
+    if (this.ended) return;
+    this.lastActivity = Date.now();
+    this.toClient.push(msg);
+    this.metrics.datagrams.inc({ direction: 'to_client', transport: this.transport });
+    this.metrics.bytes.inc({ direction: 'to_client', transport: this.transport }, msg.length);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        const batch = this.toClient;
+        this.toClient = [];
+        const dropped = this.link.send(batch);
+        if (dropped > 0) this.metrics.drops.inc({ reason: 'client_backpressure' }, dropped);
+      });
+    }
+  }
+
+  /** End the session: tell the client why, release the backend socket. */
+  close(code: RelayCloseCode, detail?: string): void {
+    if (this.ended) return;
+    this.log.info({ session: this.id, sub: this.claims.sub, code, detail }, 'session closed by relay');
+    if (code !== 'RELAY_SHUTTING_DOWN' && code !== 'RELAY_ERR_IDLE_TIMEOUT') this.metrics.rejected.inc({ code });
+    this.link.close(RELAY_CLOSE[code], closeReason(code, detail));
+    this.end(code);
+  }
+
+  /** The client went away on its own. */
+  clientClosed(): void {
+    this.end('client_closed');
+  }
+
+  private end(code: RelayCloseCode | 'client_closed'): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
+    try {
+      this.socket?.close();
+    } catch {
+      // already closed
+    }
+    this.socket = null;
+    this.pending = [];
+    this.toClient = [];
+    this.onEnd(this, code);
+  }
+}

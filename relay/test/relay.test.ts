@@ -1,0 +1,157 @@
+// The relay end to end in Node: SDK clients over WebSocket through the relay
+// to an SDK game server on UDP, plus every kind of hostile input.
+import { createSocket, type Socket } from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { Connection, Server, WebSocketTransport, serveUdp } from '@ricochet/sdk';
+import { Relay } from '../src/relay.js';
+import { mintToken } from '../src/token.js';
+import { DEFAULTS } from '../src/options.js';
+import { createLogger } from '../src/log.js';
+
+const SECRET = 'relay-test-secret-0123';
+let relay: Relay;
+let wsUrl: string;
+let backendSock: Socket;
+let backend: string;
+let game: Server;
+
+beforeAll(async () => {
+  backendSock = createSocket('udp4');
+  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
+  backend = `127.0.0.1:${backendSock.address().port}`;
+  game = new Server();
+  serveUdp(game, backendSock);
+  game.on('message', ({ id, channel, data }) => game.send(id, channel, data));
+  relay = new Relay(
+    { ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend, '127.0.0.1:9'], handshakeTimeoutMs: 1000 },
+    createLogger('silent'),
+  );
+  const a = await relay.start();
+  wsUrl = a.webSocketUrl;
+});
+
+afterAll(async () => {
+  await relay.stop();
+  game.shutdown();
+  backendSock.close();
+});
+
+const token = (o: { backend?: string; ttlSeconds?: number } = {}) => mintToken(SECRET, { sub: 'tester', backend: o.backend ?? backend, ttlSeconds: o.ttlSeconds ?? 60 });
+
+/** Raw socket: resolves with the close code and reason the relay sent. */
+function rawClose(url: string, send?: (ws: WebSocket) => void): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => send?.(ws));
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    ws.on('error', () => {});
+  });
+}
+
+async function healthyClient() {
+  const t = await WebSocketTransport.connect(`${wsUrl}?token=${token()}`, { WebSocket: WebSocket as never });
+  const conn = new Connection(t);
+  await conn.ready;
+  const got: number[] = [];
+  conn.on('message', ({ data }) => got.push(new DataView(data.buffer, data.byteOffset).getUint32(0, true)));
+  let next = 0;
+  const pump = setInterval(() => {
+    for (let i = 0; i < 20; i++) {
+      const b = new Uint8Array(100);
+      new DataView(b.buffer).setUint32(0, next++, true);
+      conn.send(0, b);
+    }
+  }, 10);
+  return { conn, got, sent: () => next, stop: () => clearInterval(pump) };
+}
+
+const waitFor = async (cond: () => boolean, ms = 10_000) => {
+  const t0 = Date.now();
+  while (!cond() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 10));
+  return cond();
+};
+
+describe('relay over WebSocket', () => {
+  it('forwards a session to the UDP game server and back, in order', async () => {
+    const h = await healthyClient();
+    await new Promise((r) => setTimeout(r, 500));
+    h.stop();
+    expect(await waitFor(() => h.got.length === h.sent())).toBe(true);
+    expect(h.got).toEqual([...Array(h.sent()).keys()]);
+    expect(game.connections()).toContain(h.conn.id);
+    h.conn.close();
+  });
+
+  it('refuses bad tokens and bad backends with clear reasons while a healthy session carries on', async () => {
+    const h = await healthyClient();
+    const good = token();
+    const held = await WebSocketTransport.connect(`${wsUrl}?token=${good}`, { WebSocket: WebSocket as never });
+    const cases: [string, RegExp][] = [
+      [`${wsUrl}`, /^RELAY_ERR_TOKEN_MALFORMED/],
+      [`${wsUrl}?token=${good.slice(0, -3)}abc`, /^RELAY_ERR_TOKEN_SIGNATURE/],
+      [`${wsUrl}?token=${token({ ttlSeconds: -5 })}`, /^RELAY_ERR_TOKEN_EXPIRED/],
+      [`${wsUrl}?token=${good}`, /^RELAY_ERR_TOKEN_IN_USE/],
+      [`${wsUrl}?token=${token({ backend: '127.0.0.1:1' })}`, /^RELAY_ERR_BACKEND_NOT_ALLOWED/],
+    ];
+    for (const [url, reason] of cases) {
+      const c = await rawClose(url);
+      expect(c.reason).toMatch(reason);
+      expect(c.code).toBeGreaterThanOrEqual(4000);
+    }
+    held.close();
+    h.stop();
+    expect(await waitFor(() => h.got.length === h.sent())).toBe(true);
+    expect(h.got).toEqual([...Array(h.sent()).keys()]);
+    h.conn.close();
+  });
+
+  it('closes only the offending session on garbage, text and oversized frames', async () => {
+    const h = await healthyClient();
+    const garbage = await rawClose(`${wsUrl}?token=${token()}`, (ws) => ws.send(Buffer.from([0xff, 1, 2, 3, 4, 5])));
+    expect(garbage.reason).toMatch(/^RELAY_ERR_MALFORMED_DATAGRAM/);
+    const text = await rawClose(`${wsUrl}?token=${token()}`, (ws) => ws.send('hello'));
+    expect(text.reason).toMatch(/^RELAY_ERR_MALFORMED_DATAGRAM/);
+    const big = await rawClose(`${wsUrl}?token=${token()}`, (ws) => ws.send(Buffer.alloc(5000, 1)));
+    expect(big.code).toBe(1009); // ws refuses frames over maxPayload
+    const silent = await rawClose(`${wsUrl}?token=${token()}`);
+    expect(silent.reason).toMatch(/^RELAY_ERR_HANDSHAKE_TIMEOUT/);
+    h.stop();
+    expect(await waitFor(() => h.got.length === h.sent())).toBe(true);
+    expect(h.conn.state).toBe('open');
+    h.conn.close();
+  });
+
+  it('reports a dead backend', async () => {
+    const c = await rawClose(`${wsUrl}?token=${token({ backend: '127.0.0.1:9' })}`, (ws) =>
+      ws.send(Buffer.from([1, 1, 0, 0, 0, 1, 0, 1, 0, 0])),
+    );
+    expect(c.reason).toMatch(/^RELAY_ERR_BACKEND_UNREACHABLE/);
+  });
+
+  it('survives a burst of a thousand half-open handshakes and returns to zero sessions', async () => {
+    const h = await healthyClient();
+    const sockets: WebSocket[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const ws = new WebSocket(`${wsUrl}?token=${token()}`);
+      ws.on('error', () => {});
+      sockets.push(ws);
+    }
+    expect(await waitFor(() => sockets.every((s) => s.readyState === WebSocket.CLOSED), 20_000)).toBe(true);
+    h.stop();
+    expect(await waitFor(() => h.got.length === h.sent())).toBe(true);
+    h.conn.close();
+    const ok = await waitFor(() => h.got.length === h.sent(), 20_000);
+    expect({ ok, got: h.got.length, sent: h.sent(), state: h.conn.state, close: h.conn.closeInfo, stats: h.conn.state === "open" ? h.conn.stats() : null }).toMatchObject({ ok: true });
+  });
+
+  it('serves health and Prometheus metrics', async () => {
+    const base = wsUrl.replace('ws://', 'http://').replace('/ricochet', '');
+    const health = await (await fetch(`${base}/healthz`)).json();
+    expect(health).toMatchObject({ status: 'ok' });
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/ricochet_relay_datagrams_total\{direction="to_backend",transport="websocket"\} [1-9]/);
+    expect(metrics).toMatch(/ricochet_relay_rejected_total\{code="RELAY_ERR_TOKEN_SIGNATURE"\} [1-9]/);
+    expect(metrics).toMatch(/ricochet_relay_sessions\{transport="websocket"\}/);
+  });
+});
