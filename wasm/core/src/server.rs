@@ -149,10 +149,10 @@ impl Server {
 
     /// Send on one connection (see `Connection::send`).
     pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
-        match self.with_conn(id, |c| c.send(now, channel, data)) {
-            Some(r) => r,
-            None => Err(SendError::NotConnected(Vec::new())),
+        if !self.connections.contains_key(&id) {
+            return Err(SendError::NotConnected(data));
         }
+        self.with_conn(id, |c| c.send(now, channel, data)).unwrap_or_else(|| Err(SendError::NotConnected(Vec::new())))
     }
 
     /// Close one connection with an application code and reason.

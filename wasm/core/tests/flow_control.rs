@@ -71,3 +71,17 @@ fn small_receive_buffer_still_delivers_everything_in_order() {
     assert_eq!(got, (0..400).collect::<Vec<_>>());
     assert!(p.server_conn().unwrap().stats().no_room > 0, "the small buffer should have refused some packets");
 }
+
+#[test]
+fn server_send_to_unknown_connection_hands_the_message_back() {
+    let mut server = ricochet_core::Server::new(ServerConfig::default()).unwrap();
+    let err = server.send(0, 42, 0, vec![7; 10]).unwrap_err();
+    assert_eq!(err, SendError::NotConnected(vec![7; 10]));
+}
+
+#[test]
+fn connections_and_servers_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<ricochet_core::Connection>();
+    assert_send::<ricochet_core::Server>();
+}

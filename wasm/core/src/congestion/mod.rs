@@ -9,7 +9,8 @@ pub use unlimited::Unlimited;
 
 use crate::config::CongestionKind;
 
-pub trait CongestionController: core::fmt::Debug {
+/// `Send` so a connection (and a server) can move to a worker thread.
+pub trait CongestionController: core::fmt::Debug + Send {
     /// An ack-eliciting packet of `bytes` left at `now`.
     fn on_sent(&mut self, now: u64, bytes: u64);
     /// A packet sent at `sent_at` was acknowledged; `rtt_us` is the smoothed RTT.
