@@ -1,0 +1,148 @@
+//! The UDP socket both endpoints use: non-blocking, with large buffers, and
+//! a bounded wait for the first datagram of a batch.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, Socket as RawSocket, Type};
+
+/// Requested kernel buffer sizes, bytes. Browser bursts overflow Linux's
+/// default 208 KB; the kernel caps the request at `net.core.rmem_max` /
+/// `wmem_max` (raise those sysctls on servers), and `SocketStats` reports
+/// what was granted.
+pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+
+/// Largest UDP payload; the receive buffer takes any datagram whole.
+pub(crate) const MAX_UDP_PAYLOAD: usize = 65_535;
+
+/// Counters of one endpoint's socket.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SocketStats {
+    pub datagrams_in: u64,
+    pub bytes_in: u64,
+    pub datagrams_out: u64,
+    pub bytes_out: u64,
+    /// Datagrams the core refused (malformed, unknown connection, duplicate,
+    /// no room); they never change a session.
+    pub dropped_in: u64,
+    /// Datagrams the OS would not send (full send buffer, unreachable peer);
+    /// the protocol treats them as lost.
+    pub send_errors: u64,
+    /// Datagrams whose destination was unknown (no peer address yet).
+    pub unroutable_out: u64,
+    /// Kernel receive and send buffer sizes granted, bytes.
+    pub recv_buffer_bytes: usize,
+    pub send_buffer_bytes: usize,
+}
+
+pub(crate) struct Socket {
+    inner: UdpSocket,
+    pub(crate) stats: SocketStats,
+}
+
+/// Errors that concern one datagram or one peer, not the socket: ICMP
+/// reports surfacing on the next receive, or an interrupted call.
+fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused | io::ErrorKind::Interrupted
+    )
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+impl Socket {
+    pub(crate) fn bind(addr: SocketAddr) -> io::Result<Socket> {
+        let raw = RawSocket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+        // Best effort: a smaller grant still works, only with more loss.
+        let _ = raw.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+        let _ = raw.set_send_buffer_size(SOCKET_BUFFER_BYTES);
+        raw.bind(&addr.into())?;
+        raw.set_nonblocking(true)?;
+        let stats = SocketStats {
+            recv_buffer_bytes: raw.recv_buffer_size().unwrap_or(0),
+            send_buffer_bytes: raw.send_buffer_size().unwrap_or(0),
+            ..SocketStats::default()
+        };
+        Ok(Socket { inner: raw.into(), stats })
+    }
+
+    /// Client sockets talk to one server: the kernel then filters every
+    /// other sender.
+    pub(crate) fn connect(&self, addr: SocketAddr) -> io::Result<()> {
+        self.inner.connect(addr)
+    }
+
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// Next datagram already queued, or None.
+    pub(crate) fn try_recv(&mut self, buf: &mut [u8]) -> io::Result<Option<(usize, SocketAddr)>> {
+        // Bounded: a flood of ICMP reports cannot keep us here.
+        for _ in 0..64 {
+            match self.inner.recv_from(buf) {
+                Ok((n, from)) => {
+                    self.stats.datagrams_in += 1;
+                    self.stats.bytes_in += n as u64;
+                    return Ok(Some((n, from)));
+                }
+                Err(e) if is_timeout(&e) => return Ok(None),
+                Err(e) if is_transient(&e) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Waits up to `wait` for a datagram (returns at once if one is queued).
+    pub(crate) fn recv(&mut self, buf: &mut [u8], wait: Duration) -> io::Result<Option<(usize, SocketAddr)>> {
+        if let Some(d) = self.try_recv(buf)? {
+            return Ok(Some(d));
+        }
+        if wait.is_zero() {
+            return Ok(None);
+        }
+        // Block with a timeout for this one call; std has no poll(2), and
+        // the socket stays non-blocking for batch reads and sends.
+        self.inner.set_nonblocking(false)?;
+        let waited = self.inner.set_read_timeout(Some(wait)).and_then(|()| self.inner.recv_from(buf));
+        self.inner.set_nonblocking(true)?;
+        match waited {
+            Ok((n, from)) => {
+                self.stats.datagrams_in += 1;
+                self.stats.bytes_in += n as u64;
+                Ok(Some((n, from)))
+            }
+            Err(e) if is_timeout(&e) || is_transient(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends one datagram (`to` = None on a connected socket). Failures are
+    /// counted, never returned: to the protocol a datagram the OS refused
+    /// is a lost one, and one unreachable peer must not fail the server.
+    pub(crate) fn send(&mut self, datagram: &[u8], to: Option<SocketAddr>) {
+        let mut r = self.send_once(datagram, to);
+        if r.as_ref().is_err_and(|e| e.kind() == io::ErrorKind::Interrupted) {
+            r = self.send_once(datagram, to);
+        }
+        match r {
+            Ok(_) => {
+                self.stats.datagrams_out += 1;
+                self.stats.bytes_out += datagram.len() as u64;
+            }
+            Err(_) => self.stats.send_errors += 1,
+        }
+    }
+
+    fn send_once(&self, datagram: &[u8], to: Option<SocketAddr>) -> io::Result<usize> {
+        match to {
+            Some(addr) => self.inner.send_to(datagram, addr),
+            None => self.inner.send(datagram),
+        }
+    }
+}

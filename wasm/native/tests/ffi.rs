@@ -1,0 +1,140 @@
+//! The C ABI, called from Rust exactly as C would call it.
+
+mod common;
+
+use std::ffi::CString;
+use std::ptr;
+use std::time::{Duration, Instant};
+
+use common::{client_config, TICK};
+use ricochet_native::ffi::*;
+use ricochet_native::{CloseReason, Event, UdpClient};
+
+struct Handle(*mut RicochetServer);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: created by ricochet_server_create, freed once here.
+        unsafe { ricochet_server_free(self.0) }
+    }
+}
+
+fn next_event(srv: &Handle) -> Option<(RicochetEvent, Vec<u8>)> {
+    let mut e = std::mem::MaybeUninit::<RicochetEvent>::uninit();
+    // SAFETY: live handle; `e` is writable; data/len copied before the next call.
+    unsafe {
+        if !ricochet_server_next_event(srv.0, e.as_mut_ptr()) {
+            assert_eq!(e.assume_init().kind, RicochetEventKind::None);
+            return None;
+        }
+        let e = e.assume_init();
+        let data = if e.len == 0 { Vec::new() } else { std::slice::from_raw_parts(e.data, e.len).to_vec() };
+        Some((e, data))
+    }
+}
+
+/// Polls both ends until the server reports an event of `kind`.
+fn wait_for(srv: &Handle, client: &mut UdpClient, client_events: &mut Vec<Event>, kind: RicochetEventKind) -> (RicochetEvent, Vec<u8>) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        // SAFETY: live handle.
+        assert_eq!(unsafe { ricochet_server_poll(srv.0, 1_000) }, 0);
+        while let Some((e, data)) = next_event(srv) {
+            if e.kind == kind {
+                return (e, data);
+            }
+        }
+        client.poll(TICK).unwrap();
+        client_events.extend(client.events());
+    }
+    panic!("no {kind:?} event");
+}
+
+#[test]
+fn c_abi_accepts_echoes_and_reports_close() {
+    let addr = CString::new("127.0.0.1:0").unwrap();
+    // SAFETY: NUL-terminated string.
+    let srv = Handle(unsafe { ricochet_server_create(addr.as_ptr(), false) });
+    assert!(!srv.0.is_null());
+    // SAFETY: live handle.
+    let port = unsafe { ricochet_server_local_port(srv.0) };
+    assert_ne!(port, 0);
+    let mut client = UdpClient::connect(("127.0.0.1", port), client_config(), b"c-token").unwrap();
+    let mut client_events = Vec::new();
+
+    let (req, payload) = wait_for(&srv, &mut client, &mut client_events, RicochetEventKind::ConnectRequest);
+    assert_eq!(payload, b"c-token");
+    assert_eq!(req.connection_id, client.id());
+    // SAFETY: live handle.
+    assert!(unsafe { ricochet_server_accept(srv.0, req.connection_id) });
+    wait_for(&srv, &mut client, &mut client_events, RicochetEventKind::Connected);
+
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !client.is_connected() && Instant::now() < deadline {
+        client.poll(TICK).unwrap();
+        // SAFETY: live handle.
+        unsafe { ricochet_server_poll(srv.0, 0) };
+    }
+    client.send(1, b"ping".to_vec()).unwrap();
+    let (msg, data) = wait_for(&srv, &mut client, &mut client_events, RicochetEventKind::Message);
+    assert_eq!((msg.channel, data.as_slice()), (1, b"ping".as_slice()));
+    // SAFETY: live handle; `data` holds `data.len()` bytes.
+    let id = unsafe { ricochet_server_send(srv.0, msg.connection_id, 1, data.as_ptr(), data.len()) };
+    assert!(id > 0);
+    let (acked, _) = wait_for(&srv, &mut client, &mut client_events, RicochetEventKind::Acked);
+    assert_eq!(acked.message_id as i64, id);
+    assert!(client_events.contains(&Event::Message { channel: 1, data: b"ping".to_vec() }));
+
+    // SAFETY: live handle; null data with a length is refused, not read.
+    unsafe {
+        assert_eq!(ricochet_server_send(srv.0, msg.connection_id, 9, b"x".as_ptr(), 1), RICOCHET_SEND_UNKNOWN_CHANNEL);
+        assert_eq!(ricochet_server_send(srv.0, 4242, 0, b"x".as_ptr(), 1), RICOCHET_SEND_NOT_CONNECTED);
+        assert_eq!(ricochet_server_send(srv.0, msg.connection_id, 0, ptr::null(), 5), RICOCHET_SEND_INVALID_ARGUMENT);
+        assert_eq!(ricochet_server_send(ptr::null_mut(), 1, 0, ptr::null(), 0), RICOCHET_SEND_INVALID_ARGUMENT);
+        assert_eq!(ricochet_server_poll(ptr::null_mut(), 0), -1);
+        assert!(!ricochet_server_next_event(srv.0, ptr::null_mut()));
+    }
+
+    client.close(5, "c side done");
+    client.flush();
+    let (closed, reason) = wait_for(&srv, &mut client, &mut client_events, RicochetEventKind::Closed);
+    assert_eq!((closed.close_kind, closed.close_code), (RicochetCloseKind::Peer, 5));
+    assert_eq!(reason, b"c side done");
+    client_events.extend(client.events());
+    assert!(matches!(client_events.last(), Some(Event::Closed(CloseReason::Local { code: 5, .. }))));
+}
+
+#[test]
+fn c_abi_reject_reaches_the_client() {
+    let addr = CString::new("127.0.0.1:0").unwrap();
+    // SAFETY: NUL-terminated string.
+    let srv = Handle(unsafe { ricochet_server_create(addr.as_ptr(), false) });
+    // SAFETY: live handle.
+    let port = unsafe { ricochet_server_local_port(srv.0) };
+    let mut client = UdpClient::connect(("127.0.0.1", port), client_config(), b"").unwrap();
+    let mut client_events = Vec::new();
+    let (req, _) = wait_for(&srv, &mut client, &mut client_events, RicochetEventKind::ConnectRequest);
+    let reason = CString::new("no seats").unwrap();
+    // SAFETY: live handle; NUL-terminated reason.
+    assert!(unsafe { ricochet_server_reject(srv.0, req.connection_id, reason.as_ptr()) });
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while client_events.is_empty() && Instant::now() < deadline {
+        // SAFETY: live handle.
+        unsafe { ricochet_server_poll(srv.0, 1_000) };
+        client.poll(TICK).unwrap();
+        client_events.extend(client.events());
+    }
+    assert_eq!(client_events, vec![Event::Closed(CloseReason::Rejected { reason: "no seats".into() })]);
+}
+
+#[test]
+fn c_abi_refuses_bad_arguments() {
+    let bad = CString::new("not an address").unwrap();
+    // SAFETY: null and NUL-terminated strings; null handles are ignored.
+    unsafe {
+        assert!(ricochet_server_create(ptr::null(), true).is_null());
+        assert!(ricochet_server_create(bad.as_ptr(), true).is_null());
+        ricochet_server_free(ptr::null_mut());
+        assert_eq!(ricochet_server_local_port(ptr::null()), 0);
+    }
+}
