@@ -5,6 +5,7 @@
 //   - Rust target wasm32-unknown-unknown                 (rustup target add)
 //   - wasm-bindgen-cli, same version as the crate pin    (cargo install, cached)
 //   - npm dependencies of the workspace                  (npm install)
+//   - Debian's chromium for the browser tests            (apt-get, as root)
 //   - wasm-opt: npm package `binaryen` (a root devDependency, so npm install
 //     brings it). Not Debian's binaryen 108: it corrupts wasm-bindgen 0.2.130
 //     output (writes the __wbindgen_externrefs table export with the index of
@@ -191,12 +192,37 @@ function workspaceManifests() {
   }
 }
 
+/** Path of the Chromium the browser tests drive. */
+export const CHROMIUM = process.env.RICOCHET_CHROMIUM || '/usr/bin/chromium';
+
+/**
+ * Debian's chromium (Playwright's own browser downloads cannot reach their
+ * hosts here). Needs root and apt; elsewhere point RICOCHET_CHROMIUM at one.
+ */
+function ensureChromium() {
+  if (existsSync(CHROMIUM)) return;
+  if (!findOnPath('apt-get') || process.getuid?.() !== 0) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) or set RICOCHET_CHROMIUM`);
+  }
+  log('installing Debian chromium for the browser tests (one-time)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update'], { env });
+  try {
+    run('apt-get', ['install', '-y', 'chromium'], { env });
+  } catch {
+    // A half-configured package set (e.g. unmet perl deps) blocks installs until fixed.
+    run('apt-get', ['-y', '-f', 'install'], { env });
+    run('apt-get', ['install', '-y', 'chromium'], { env });
+  }
+}
+
 /** Ensures every tool and dependency is present; prints only what it installs. */
-export function setup() {
+export function setup({ browser = true } = {}) {
   ensureRustTarget();
   ensureWasmBindgen();
   ensureNpmDeps();
   ensureWasmOpt();
+  if (browser) ensureChromium();
 }
 
 /** True when the module is the script node was started with. */

@@ -67,30 +67,56 @@ async function main() {
     }),
   );
 
-  await step('sdk tests (vitest)', async () => {
-    const sdk = join(ROOT, 'sdk');
-    const require = createRequire(join(sdk, 'package.json'));
-    const pkgPath = require.resolve('vitest/package.json');
-    const bin = JSON.parse(readFileSync(pkgPath, 'utf8')).bin;
-    const vitest = join(dirname(pkgPath), typeof bin === 'string' ? bin : bin.vitest);
-    const dir = mkdtempSync(join(tmpdir(), 'ricochet-vitest-'));
-    const report = join(dir, 'report.json');
-    try {
-      await exec(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
-        cwd: sdk,
-      });
-    } finally {
-      try {
-        const r = JSON.parse(readFileSync(report, 'utf8'));
-        totals.passed += r.numPassedTests;
-        totals.failed += r.numFailedTests;
-        totals.skipped += r.numPendingTests + r.numTodoTests;
-      } catch {
-        // no report: vitest failed before running tests
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
+  await step('sdk tests (vitest)', () => vitestIn('sdk'));
+  await step('build relay', () => buildRelay());
+  await step('relay tests (vitest)', () => vitestIn('relay'));
+  await step('build native echo server', () =>
+    exec('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 'echo_server', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]),
+  );
+  await step('browser tests (playwright, chromium)', () => playwright());
+}
+
+/** The relay's WebTransport addon (Rust) and its TypeScript bundle. */
+export async function buildRelay() {
+  await exec(process.execPath, [join(ROOT, 'relay', 'native', 'build.mjs')]);
+  await exec(process.execPath, [join(ROOT, 'relay', 'scripts', 'build.mjs')]);
+}
+
+async function playwright() {
+  const e2e = join(ROOT, 'e2e');
+  const require = createRequire(join(e2e, 'package.json'));
+  const cli = join(dirname(require.resolve('@playwright/test/package.json')), 'cli.js');
+  await exec(process.execPath, [cli, 'test'], {
+    cwd: e2e,
+    onLine: (line) => {
+      const m = line.match(/^\s*(\d+) (passed|failed|skipped|flaky)\b/);
+      if (m) totals[m[2] === 'flaky' ? 'passed' : m[2]] += +m[1];
+    },
   });
+}
+
+/** Runs a workspace's Vitest suite and adds its counts to the totals. */
+async function vitestIn(workspace) {
+  const cwd = join(ROOT, workspace);
+  const require = createRequire(join(cwd, 'package.json'));
+  const pkgPath = require.resolve('vitest/package.json');
+  const bin = JSON.parse(readFileSync(pkgPath, 'utf8')).bin;
+  const vitest = join(dirname(pkgPath), typeof bin === 'string' ? bin : bin.vitest);
+  const dir = mkdtempSync(join(tmpdir(), 'ricochet-vitest-'));
+  const report = join(dir, 'report.json');
+  try {
+    await exec(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], { cwd });
+  } finally {
+    try {
+      const r = JSON.parse(readFileSync(report, 'utf8'));
+      totals.passed += r.numPassedTests;
+      totals.failed += r.numFailedTests;
+      totals.skipped += r.numPendingTests + r.numTodoTests;
+    } catch {
+      // no report: vitest failed before running tests
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 main().then(

@@ -7,3 +7,4 @@ export { mintToken, verifyToken, TokenError } from './token.js';
 export type { TokenClaims, MintOptions } from './token.js';
 export { RELAY_CLOSE } from './errors.js';
 export type { RelayCloseCode } from './errors.js';
+export { createLogger } from './log.js';

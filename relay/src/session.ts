@@ -59,7 +59,9 @@ export class Session {
     const i = this.claims.backend.lastIndexOf(':');
     const host = this.claims.backend.slice(0, i);
     const port = Number(this.claims.backend.slice(i + 1));
-    const sock = createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+    // Backends burst (a tick's worth of datagrams at once): a 1 MiB receive
+    // buffer keeps the default 208 KB from overflowing.
+    const sock = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', recvBufferSize: 1 << 20 });
     this.socket = sock;
     sock.on('message', (msg) => this.fromBackend(msg));
     // A connected UDP socket reports ICMP port-unreachable as ECONNREFUSED.

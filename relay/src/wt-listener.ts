@@ -1,6 +1,5 @@
 // WebTransport clients through the Rust addon (relay/native): HTTP/3 and
 // QUIC live in Rust; datagrams cross to JS in batches.
-import { createRequire } from 'node:module';
 import type { ClientLink, Session } from './session.js';
 import type { Relay } from './relay.js';
 
@@ -32,9 +31,10 @@ interface WtServerOptions {
 
 type WtServerCtor = new (o: WtServerOptions) => WtServerLike;
 
-function loadAddon(): WtServerCtor {
-  const require = createRequire(import.meta.url);
-  const mod = require('../native/index.js') as { WtServer: WtServerCtor };
+/** The addon's ESM loader, found at run time next to src/ or dist/. */
+async function loadAddon(): Promise<WtServerCtor> {
+  const url = new URL('../native/index.js', import.meta.url).href;
+  const mod = (await import(url)) as { WtServer: WtServerCtor };
   return mod.WtServer;
 }
 
@@ -54,7 +54,7 @@ export class WtListener {
   ) {}
 
   async start(): Promise<void> {
-    const Ctor = loadAddon();
+    const Ctor = await loadAddon();
     const o = this.relay.options;
     this.server = new Ctor({
       port: o.wtPort,

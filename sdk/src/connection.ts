@@ -260,6 +260,8 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.statsTimer = null;
     this.core?.free();
     this.core = null;
+    // The session is over: release the socket / WebTransport session too.
+    this.transport.close();
   }
 }
 

@@ -1,0 +1,98 @@
+// Test page: connects through the relay to the native echo server and
+// exchanges self-checking traffic. Driven by Playwright via window.ricochetEcho.
+import { Connection, openTransport } from '/sdk/index.js';
+
+const log = (s) => (document.getElementById('log').textContent += `\n${s}`);
+
+function payload(channel, seq, len) {
+  const b = new Uint8Array(len);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, seq, true);
+  b[4] = channel;
+  for (let i = 5; i < len; i++) b[i] = (seq * 13 + i * 7 + channel) & 0xff;
+  return b;
+}
+function intact(b) {
+  const seq = new DataView(b.buffer, b.byteOffset).getUint32(0, true);
+  const want = payload(b[4], seq, b.length);
+  for (let i = 0; i < b.length; i++) if (b[i] !== want[i]) return false;
+  return true;
+}
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : null;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+window.ricochetEcho = async (o) => {
+  if (o.disableWebTransport) delete globalThis.WebTransport;
+  const info = await (await fetch(`${o.relayHttp}/cert-hash`)).json();
+  const q = `?token=${encodeURIComponent(o.token)}`;
+  const choice = await openTransport({
+    webTransportUrl: info.webTransportUrl && info.webTransportUrl + q,
+    serverCertificateHashes: info.certHashes,
+    webSocketUrl: info.webSocketUrl + q,
+    ...(o.force ? { force: o.force } : {}),
+  });
+  log(`transport ${choice.kind} in ${choice.elapsedMs.toFixed(1)} ms ${choice.fallbackReason ?? ''}`);
+  const conn = new Connection(choice.transport, { channels: ['reliable-ordered', 'reliable-ordered', 'unreliable'], handshake: 'e2e' });
+  await conn.ready;
+  const per = o.reliablePerChannel ?? 2000;
+  const unrel = o.unreliable ?? 500;
+  const got = [[], [], []];
+  let corrupt = 0;
+  const sentAt = new Map();
+  const rtts = [];
+  conn.on('message', ({ channel, data }) => {
+    if (!intact(data)) corrupt++;
+    const seq = new DataView(data.buffer, data.byteOffset).getUint32(0, true);
+    got[channel].push(seq);
+    if (channel === 0 && sentAt.has(seq)) rtts.push(performance.now() - sentAt.get(seq));
+  });
+  const receipts = new Map();
+  conn.on('acked', (e) => receipts.set(e.id, (receipts.get(e.id) ?? '') + 'a'));
+  conn.on('lost', (e) => receipts.set(e.id, (receipts.get(e.id) ?? '') + 'l'));
+  const ids = [];
+  // Phase 1: latency, one message at a time.
+  const pings = o.pings ?? 200;
+  for (let i = 0; i < pings; i++) {
+    sentAt.set(i, performance.now());
+    ids.push(conn.send(0, payload(0, i, 64)));
+    conn.flush();
+    const t0 = performance.now();
+    while (got[0].length <= i && performance.now() - t0 < 2000) await sleep(1);
+  }
+  // Phase 2: volume on two ordered channels plus unreliable, at 60 Hz ticks.
+  let s0 = pings, s1 = 0, su = 0;
+  while (s0 < pings + per || s1 < per || su < unrel) {
+    for (let k = 0; k < 40 && s0 < pings + per; k++) ids.push(conn.send(0, payload(0, s0++, 120)));
+    for (let k = 0; k < 40 && s1 < per; k++) ids.push(conn.send(1, payload(1, s1++, 300)));
+    for (let k = 0; k < 10 && su < unrel; k++) ids.push(conn.send(2, payload(2, su++, 80)));
+    await sleep(16);
+  }
+  const deadline = performance.now() + 20_000;
+  while ((got[0].length < pings + per || got[1].length < per || receipts.size < ids.length) && performance.now() < deadline) await sleep(20);
+  await sleep(300);
+  const inOrder = (xs, n) => xs.length === n && xs.every((v, i) => v === i);
+  const stats = conn.stats();
+  conn.close(1000, 'done');
+  return {
+    kind: choice.kind,
+    fallbackReason: choice.fallbackReason ?? null,
+    transportMs: choice.elapsedMs,
+    maxDatagramSize: choice.transport.maxDatagramSize,
+    ordered0: inOrder(got[0], pings + per),
+    ordered1: inOrder(got[1], per),
+    received: got.map((g) => g.length),
+    unreliableSent: unrel,
+    corrupt,
+    messages: ids.length,
+    receipts: receipts.size,
+    doubleReceipts: [...receipts.values()].filter((r) => r.length !== 1).length,
+    lost: [...receipts.values()].filter((r) => r === 'l').length,
+    rttP50: pct(rtts, 50),
+    rttP99: pct(rtts, 99),
+    retransmissions: stats.retransmissions,
+  };
+};
+log('ready');

@@ -1,0 +1,51 @@
+// Chromium → relay → native Rust echo server, over WebTransport and over the
+// WebSocket fallback: reliable messages complete and in order per channel,
+// every message gets exactly one receipt.
+import { expect, test } from '@playwright/test';
+import { startStack, type Stack } from '../stack.js';
+
+let stack: Stack;
+test.beforeAll(async () => {
+  stack = await startStack();
+});
+test.afterAll(async () => stack?.stop());
+
+async function run(page: import('@playwright/test').Page, opts: Record<string, unknown>) {
+  await page.goto(stack.pageUrl);
+  await page.waitForFunction(() => 'ricochetEcho' in window);
+  return page.evaluate((o) => (window as unknown as { ricochetEcho: (o: unknown) => Promise<Record<string, unknown>> }).ricochetEcho(o), {
+    relayHttp: stack.relayHttp,
+    token: stack.token(),
+    ...opts,
+  });
+}
+
+function expectComplete(r: Record<string, unknown>) {
+  expect(r.ordered0).toBe(true);
+  expect(r.ordered1).toBe(true);
+  expect(r.corrupt).toBe(0);
+  expect(r.receipts).toBe(r.messages);
+  expect(r.doubleReceipts).toBe(0);
+}
+
+test('WebTransport: thousands of messages on two ordered channels plus unreliable, all receipts', async ({ page }) => {
+  const r = await run(page, {});
+  console.log(JSON.stringify({ test: 'webtransport', ...r }));
+  expect(r.kind).toBe('webtransport');
+  expectComplete(r);
+});
+
+test('WebTransport unavailable: automatic WebSocket fallback, same guarantees', async ({ page }) => {
+  const r = await run(page, { disableWebTransport: true });
+  console.log(JSON.stringify({ test: 'websocket-fallback', ...r }));
+  expect(r.kind).toBe('websocket');
+  expect(String(r.fallbackReason)).toMatch(/not available/);
+  expectComplete(r);
+});
+
+test('forced WebSocket', async ({ page }) => {
+  const r = await run(page, { force: 'websocket' });
+  console.log(JSON.stringify({ test: 'websocket-forced', ...r }));
+  expect(r.kind).toBe('websocket');
+  expectComplete(r);
+});

@@ -1,0 +1,93 @@
+// The system under test, started for real: the native Rust echo server (UDP),
+// the relay (WebTransport + WebSocket) and a static server for the test page
+// and the built SDK. Only 127.0.0.1 is ever used.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import { createInterface } from 'node:readline';
+import { dirname, extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Relay, DEFAULTS, createLogger, mintToken } from '@ricochet/relay';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const SECRET = 'e2e-secret-0123456789abcdef';
+export const ECHO_BIN = join(ROOT, 'wasm', 'target', 'release', 'examples', 'echo_server');
+
+export interface Stack {
+  echoPort: number;
+  backend: string;
+  relay: Relay;
+  relayHttp: string;
+  pageUrl: string;
+  token(o?: { backend?: string; ttlSeconds?: number; sub?: string }): string;
+  stop(): Promise<void>;
+}
+
+/** Start the native echo server; resolves with its UDP port. */
+export async function startEcho(args: string[] = []): Promise<{ port: number; proc: ChildProcess }> {
+  if (!existsSync(ECHO_BIN)) throw new Error(`${ECHO_BIN} is missing: npm test builds it (cargo build --release -p ricochet-native --example echo_server)`);
+  const proc = spawn(ECHO_BIN, ['--port', '0', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('echo server did not start')), 10_000);
+    lines.on('line', (l) => {
+      try {
+        const m = JSON.parse(l);
+        if (m.event === 'listening') {
+          clearTimeout(t);
+          resolve(m.port);
+        }
+      } catch {
+        // not JSON: ignore
+      }
+    });
+    proc.once('exit', (c) => reject(new Error(`echo server exited (${c})`)));
+  });
+  return { port, proc };
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.map': 'application/json' };
+
+/** Static files: /sdk/* from sdk/dist, everything else from e2e/pages. */
+function startStatic(): Promise<HttpServer> {
+  const pages = join(ROOT, 'e2e', 'pages');
+  const sdk = join(ROOT, 'sdk', 'dist');
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const [base, rel] = path.startsWith('/sdk/') ? [sdk, path.slice(5)] : [pages, path.slice(1) || 'index.html'];
+    const file = normalize(join(base, rel));
+    if (!file.startsWith(base) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
+}
+
+export async function startStack(relayOverrides: Record<string, unknown> = {}): Promise<Stack> {
+  const echo = await startEcho();
+  const backend = `127.0.0.1:${echo.port}`;
+  const relay = new Relay(
+    { ...DEFAULTS, httpPort: 0, wtPort: 0, tokenSecret: SECRET, allowBackends: [backend, '127.0.0.1:9'], handshakeTimeoutMs: 2000, ...relayOverrides },
+    createLogger(process.env.RICOCHET_LOG_LEVEL ?? 'warn'),
+  );
+  const a = await relay.start();
+  const web = await startStatic();
+  const webPort = (web.address() as { port: number }).port;
+  return {
+    echoPort: echo.port,
+    backend,
+    relay,
+    relayHttp: `http://127.0.0.1:${a.httpPort}`,
+    pageUrl: `http://127.0.0.1:${webPort}/echo.html`,
+    token: (o = {}) => mintToken(SECRET, { sub: o.sub ?? 'e2e', backend: o.backend ?? backend, ttlSeconds: o.ttlSeconds ?? 120 }),
+    async stop() {
+      await relay.stop();
+      web.close();
+      echo.proc.stdin?.end();
+      echo.proc.kill('SIGTERM');
+    },
+  };
+}
