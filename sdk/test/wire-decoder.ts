@@ -281,7 +281,11 @@ function decodeFragment(r: Reader): FragmentFrame {
   const indexRaw = r.varint('index');
   const count = r.boundedVarint('fragment count', MIN_FRAGMENT_COUNT, MAX_FRAGMENT_COUNT);
   if (indexRaw >= BigInt(count)) r.fail(`fragment index ${indexRaw} not below count ${count}`, indexAt);
-  const data = toHex(r.bytes('fragment data'));
+  const dataAt = r.offset;
+  const raw = r.bytes('fragment data');
+  // WIRE.md: every fragment but the last carries at least 64 bytes.
+  if (Number(indexRaw) + 1 < count && raw.length < 64) r.fail(`fragment ${indexRaw} of ${count} carries ${raw.length} bytes (< 64)`, dataAt);
+  const data = toHex(raw);
   return { type: 'FRAGMENT', channel, seq, index: Number(indexRaw), count, data };
 }
 

@@ -71,7 +71,8 @@ pub struct Config {
     /// Bytes of out-of-order and partially reassembled messages the receiver
     /// holds; packets that would exceed it are dropped unacknowledged (the
     /// sender retransmits). The message a reliable channel waits for next is
-    /// always taken, so the worst case is this plus `max_message_size`.
+    /// always taken, so the worst case is this plus, for each reliable
+    /// channel, 1.25 × `max_message_size` (fragment bookkeeping included).
     /// Default 8 MiB. Must be at least `max_message_size`.
     pub recv_buffer_bytes: usize,
     /// Reliable channels: most messages in flight per channel (sent but not

@@ -307,10 +307,6 @@ impl Connection {
             let hs = wire::decode_handshake(datagram).map_err(|_| DropReason::Malformed)?;
             return self.on_handshake(now, hs);
         }
-        if self.state == State::Connecting {
-            // Data before WELCOME: the WELCOME was lost; the server accepted.
-            self.on_connected(now);
-        }
         if self.state == State::Closing {
             self.close_due = true;
             return Ok(());
@@ -331,6 +327,16 @@ impl Connection {
                     return Err(DropReason::Malformed);
                 }
             }
+            if let Frame::Fragment { count, .. } = f {
+                // More fragments than a max-size message can have: bogus.
+                if count as usize > self.config.max_message_size.div_ceil(wire::MIN_FRAGMENT_BYTES) + 1 {
+                    return Err(DropReason::Malformed);
+                }
+            }
+        }
+        if self.state == State::Connecting {
+            // Valid data before WELCOME: the WELCOME was lost; the server accepted.
+            self.on_connected(now);
         }
         let pn16 = u16::from_le_bytes([datagram[5], datagram[6]]);
         let pn = expand_u16(pn16, self.received.largest().map_or(0, |l| l + 1));

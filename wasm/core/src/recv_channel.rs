@@ -8,9 +8,10 @@ use crate::wire::{expand_u16, ChannelKind};
 
 /// Partial unreliable messages kept per channel; the oldest is evicted.
 const MAX_UNRELIABLE_REASSEMBLIES: usize = 32;
-/// Bookkeeping cost charged per stored fragment against the receive budget,
-/// so many tiny fragments cannot exhaust memory under a large byte budget.
-const FRAGMENT_OVERHEAD: usize = 64;
+/// Bookkeeping cost charged per stored fragment against the receive budget
+/// (map entry and buffer header). With fragments of at least
+/// `MIN_FRAGMENT_BYTES`, a reassembly costs at most 1.25 × its message size.
+const FRAGMENT_OVERHEAD: usize = 16;
 
 #[derive(Debug, Default)]
 struct Reassembly {
@@ -152,7 +153,25 @@ impl RecvChannel {
         // a buffer full of later messages can never deadlock the channel.
         let head = reliable && seq == self.next;
         if cost > limits.budget && !head {
-            return if reliable { Accept::NoRoom } else { Accept::Ok };
+            if reliable {
+                return Accept::NoRoom;
+            }
+            // Unreliable: older partial messages of this channel give way,
+            // so an abandoned reassembly cannot hold the budget forever.
+            let mut freed = 0;
+            while cost > limits.budget + freed {
+                let Some((&old, _)) = self.reassembly.first_key_value() else { break };
+                if old == seq {
+                    break;
+                }
+                if let Some((_, r)) = self.reassembly.pop_first() {
+                    freed += r.cost();
+                    self.buffered -= r.cost();
+                }
+            }
+            if cost > limits.budget + freed {
+                return Accept::Ok;
+            }
         }
         if !reliable && !entry_exists && self.reassembly.len() >= MAX_UNRELIABLE_REASSEMBLIES {
             if let Some((_, old)) = self.reassembly.pop_first() {
@@ -296,6 +315,20 @@ mod tests {
         let small = Limits { window: 4, ..L };
         assert_eq!(ch.on_message(4, &[4], small, &mut out), Accept::NoRoom);
         assert_eq!(ch.on_message(3, &[3], small, &mut out), Accept::Ok);
+    }
+
+    #[test]
+    fn stale_unreliable_partials_give_way_to_new_ones() {
+        let mut ch = RecvChannel::new(0, ChannelKind::Unreliable);
+        let mut out = VecDeque::new();
+        let roomy = Limits { budget: 200, ..L };
+        ch.on_fragment(0, 0, 2, &[1; 100], roomy, &mut out); // never completes
+        let tight = Limits { budget: 200 - ch.buffered(), ..L };
+        ch.on_fragment(1, 0, 2, &[2; 100], tight, &mut out);
+        assert_eq!(ch.buffered(), 100 + FRAGMENT_OVERHEAD, "the older partial was evicted");
+        let left = Limits { budget: 200 - ch.buffered(), ..L };
+        ch.on_fragment(1, 1, 2, &[3; 10], left, &mut out);
+        assert_eq!(out.len(), 1);
     }
 
     #[test]

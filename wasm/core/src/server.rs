@@ -31,6 +31,10 @@ pub struct Server {
     /// Rejections to send, and recent ones to repeat if HELLO comes again.
     rejects_due: VecDeque<(ConnectionId, String)>,
     rejected: BTreeMap<ConnectionId, (String, u64)>,
+    /// IDs of connections that ended, refused until the given time: a stale
+    /// or replayed HELLO must not open a second connection under an ID whose
+    /// client may still be running (it would splice two streams into one).
+    retired: BTreeMap<ConnectionId, u64>,
     dirty: VecDeque<ConnectionId>,
     events: VecDeque<(ConnectionId, Event)>,
 }
@@ -44,6 +48,7 @@ impl Server {
             pending: BTreeMap::new(),
             rejects_due: VecDeque::new(),
             rejected: BTreeMap::new(),
+            retired: BTreeMap::new(),
             dirty: VecDeque::new(),
             events: VecDeque::new(),
         })
@@ -81,6 +86,10 @@ impl Server {
             return Err(DropReason::Malformed);
         };
         if self.pending.contains_key(&conn_id) {
+            return Ok(conn_id);
+        }
+        if self.retired.contains_key(&conn_id) {
+            self.queue_reject(conn_id, "connection closed".into());
             return Ok(conn_id);
         }
         if let Some((reason, _)) = self.rejected.get(&conn_id) {
@@ -196,7 +205,7 @@ impl Server {
                 self.events.push_back((id, ev));
             }
             if e.conn.is_drained() {
-                self.connections.remove(&id);
+                self.retire(now, id);
             }
         }
         None
@@ -229,7 +238,18 @@ impl Server {
         // Drained connections leave once their events are collected.
         let drained: Vec<ConnectionId> = self.connections.iter().filter(|(_, e)| e.conn.is_drained() && !e.dirty).map(|(&id, _)| id).collect();
         for id in drained {
-            self.connections.remove(&id);
+            self.retire(now, id);
         }
+        self.retired.retain(|_, until| *until > now);
+    }
+
+    /// Forget a finished connection, and refuse its ID for an idle timeout
+    /// (by then its client has given up too).
+    fn retire(&mut self, now: u64, id: ConnectionId) {
+        self.connections.remove(&id);
+        if self.retired.len() >= 2 * self.config.max_connections {
+            self.retired.pop_first();
+        }
+        self.retired.insert(id, now + self.config.connection.idle_timeout_us);
     }
 }

@@ -330,6 +330,10 @@ pub enum Frame<'a> {
     Fragment { channel: u8, seq: u16, index: u32, count: u32, data: &'a [u8] },
 }
 
+/// Every fragment but a message's last carries at least this many bytes, so
+/// a message of n bytes has at most n / 64 + 1 fragments (bounds bookkeeping).
+pub const MIN_FRAGMENT_BYTES: usize = 64;
+
 /// Hard upper bound on fragments per message (a 1 MiB message at the
 /// smallest legal datagram needs far fewer); guards allocation.
 pub const MAX_FRAGMENTS: u64 = 1 << 20;
@@ -381,6 +385,9 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
                 return Err(WireError::Invalid("fragment index/count"));
             }
             let data = r.len_prefixed()?;
+            if index + 1 < count && data.len() < MIN_FRAGMENT_BYTES {
+                return Err(WireError::Invalid("fragment shorter than 64 bytes before the last"));
+            }
             Frame::Fragment { channel, seq, index, count, data }
         }
         other => return Err(WireError::UnknownType(other)),

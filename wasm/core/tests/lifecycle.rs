@@ -117,3 +117,35 @@ fn keepalive_measures_rtt_on_idle_connection() {
     let rtt = p.client.stats().rtt_us;
     assert!((19_000..=27_000).contains(&rtt), "rtt {rtt}");
 }
+
+#[test]
+fn replayed_hello_cannot_reopen_a_closed_connection_id() {
+    let mut p = Pair::over(NetworkProfile::lan(), 10);
+    let mut buf = vec![0u8; 1500];
+    let n = p.client.poll_transmit(0, &mut buf).unwrap();
+    let hello = buf[..n].to_vec(); // an attacker (or a slow path) keeps a copy
+    p.net.client_to_server.send(0, &hello);
+    assert!(p.connect());
+    let id = p.client.id();
+    p.server.close(p.now, id, 1, "bye");
+    p.run_for(1_000_000);
+    assert_eq!(p.server.connection_count(), 0);
+    let requests = p.server_events.iter().filter(|(_, e)| matches!(e, Event::ConnectRequest { .. })).count();
+    let _ = p.server.handle_datagram(p.now, &hello);
+    p.drive();
+    assert_eq!(p.server.connection_count(), 0, "the retired ID stays closed");
+    let after = p.server_events.iter().filter(|(_, e)| matches!(e, Event::ConnectRequest { .. })).count();
+    assert_eq!(after, requests, "no new connect request for a retired ID");
+}
+
+#[test]
+fn malformed_data_does_not_complete_the_handshake() {
+    let mut client = Connection::client(Config::default(), 0, 12, b"").unwrap();
+    let id = client.id().to_le_bytes();
+    let bogus = [4, id[0], id[1], id[2], id[3], 0, 0, 0xe4];
+    assert!(client.handle_datagram(0, &bogus).is_err());
+    assert_eq!(client.state(), State::Connecting);
+    assert!(client.handle_datagram(0, &bogus[..5]).is_err());
+    assert_eq!(client.state(), State::Connecting);
+    assert_eq!(client.poll_event(), None);
+}

@@ -101,7 +101,7 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
                     && acks.encode_ack(w, 1_000)
                     && w.put_u8(wire::FRAME_PING)
                     && messages(w, 2, 1, &[b"hi"])
-                    && wire::encode_fragment(w, 0, 0, 0, 2, b"head")
+                    && wire::encode_fragment(w, 0, 0, 0, 2, &[0x68; 64])
             }),
         ),
         ("invalid_empty", vec![]),
@@ -112,6 +112,7 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("invalid_truncated_messages", vec![0x04, 1, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 1, 5, b'a']),
         ("invalid_zero_count_messages", vec![0x04, 1, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0]),
         ("invalid_fragment_index", vec![0x04, 1, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 2, 2, 0]),
+        ("invalid_short_middle_fragment", vec![0x04, 1, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 0, 2, 3, 1, 2, 3]),
         ("invalid_fragment_count_one", vec![0x04, 1, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 0, 1, 0]),
         ("invalid_overlong_varint", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x03], vec![0x80; 10], vec![0x01, 0]].concat()),
         ("invalid_hello_trailing", [build(|w| wire::encode_hello(w, 1, &[ChannelKind::Unreliable], b"")), vec![0]].concat()),
