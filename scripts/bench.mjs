@@ -38,6 +38,17 @@ for (const { perTick, native: n, wasm: w } of rows) {
     `| ${perTick} | ${n.ns_per_message} | ${n.messages_per_sec.toLocaleString('en')} | ${w.ns_per_message} | ${w.messages_per_sec.toLocaleString('en')} | ${(w.ns_per_message / n.ns_per_message).toFixed(2)}× | ${w.wire_bytes_per_payload_byte} | ≤ ${goalNs} ns: ${ok} |`,
   );
 }
+console.log('\nBuilding the relay…');
+const rb = spawnSync(process.execPath, [join(ROOT, 'relay', 'scripts', 'build.mjs')], { stdio: 'inherit' });
+if (rb.status !== 0) process.exit(1);
+const relay = json(process.execPath, [join(ROOT, 'bench', 'relay.mjs'), '1000', '200000']);
+console.log('\n## Relay — WebSocket → UDP forwarding (relay in its own process, loopback)\n');
+console.log('| idle sessions | RSS per idle session | heap per idle session | datagrams forwarded | relay CPU per datagram | datagrams per relay CPU-second |');
+console.log('|---|---|---|---|---|---|');
+console.log(
+  `| ${relay.idle_sessions} | ${relay.rss_per_idle_session_kib} KiB | ${relay.heap_per_idle_session_kib} KiB | ${relay.datagrams_forwarded.toLocaleString('en')} | ${relay.relay_cpu_us_per_datagram} µs | ${relay.relay_datagrams_per_cpu_second.toLocaleString('en')} |`,
+);
+
 mkdirSync(join(ROOT, 'results'), { recursive: true });
-writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows }, null, 2));
+writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows, relay }, null, 2));
 console.log('\nwritten: results/bench.json');
