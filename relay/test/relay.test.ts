@@ -155,3 +155,23 @@ describe('relay over WebSocket', () => {
     expect(metrics).toMatch(/ricochet_relay_sessions\{transport="websocket"\}/);
   });
 });
+
+describe('relay drain', () => {
+  it('on drain, refuses new sessions, reports draining, and closes the rest with RELAY_SHUTTING_DOWN', async () => {
+    const r = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], drainMs: 300 }, createLogger('silent'));
+    const a = await r.start();
+    const t = await WebSocketTransport.connect(`${a.webSocketUrl}?token=${token()}`, { WebSocket: WebSocket as never });
+    const conn = new Connection(t);
+    await conn.ready;
+    const draining = r.drain();
+    await new Promise((res) => setTimeout(res, 50));
+    const refused = await rawClose(`${a.webSocketUrl}?token=${token()}`);
+    expect(refused.code).toBe(1006); // the upgrade itself is refused while draining
+    const health = await fetch(a.webSocketUrl.replace('ws://', 'http://').replace('/ricochet', '/healthz'));
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ status: 'draining' });
+    await draining;
+    expect(await waitFor(() => conn.state === 'closed')).toBe(true);
+    expect(conn.closeInfo?.reason).toMatch(/RELAY_SHUTTING_DOWN/);
+  });
+});

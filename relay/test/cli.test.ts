@@ -1,0 +1,41 @@
+// The built CLI: mint-token prints a token the relay accepts; the relay
+// process starts from flags, serves /healthz, and drains on SIGTERM.
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { verifyToken } from '../src/token.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const SECRET = 'cli-test-secret-0123456';
+
+describe('ricochet-relay CLI', () => {
+  it('mint-token prints a token that verifies', () => {
+    const r = spawnSync(process.execPath, [CLI, 'mint-token', '--secret', SECRET, '--backend', '127.0.0.1:4000', '--sub', 'bob', '--ttl', '30'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(verifyToken(SECRET, r.stdout.trim())).toMatchObject({ sub: 'bob', backend: '127.0.0.1:4000' });
+  });
+
+  it('refuses bad flags with a clear message and exit code 2', () => {
+    const r = spawnSync(process.execPath, [CLI, '--token-secret', 'short'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/tokenSecret must be at least 16 bytes/);
+  });
+
+  it('starts from flags, serves /healthz, and exits 0 after draining on SIGTERM', async () => {
+    const p = spawn(process.execPath, [CLI, '--token-secret', SECRET, '--http-port', '0', '--wt-port=-1', '--drain-ms', '200'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+    });
+    const info = await new Promise<{ httpPort: number }>((resolve) =>
+      createInterface({ input: p.stdout! }).on('line', (l) => {
+        if (l.includes('"listening"')) resolve(JSON.parse(l));
+      }),
+    );
+    const h = await fetch(`http://127.0.0.1:${info.httpPort}/healthz`);
+    expect(await h.json()).toMatchObject({ status: 'ok', sessions: 0 });
+    const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
+    p.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
