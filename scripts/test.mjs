@@ -70,6 +70,14 @@ async function main() {
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
   await step('build relay', () => buildRelay());
   await step('relay tests (vitest)', () => vitestIn('relay'));
+  await step('webtransport addon tests (node --test)', () =>
+    exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
+      onLine: (line) => {
+        const m = line.match(/^# (pass|fail|skipped) (\d+)/);
+        if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'fail' ? 'failed' : 'skipped'] += +m[2];
+      },
+    }),
+  );
   await step('build native echo server', () =>
     exec('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 'echo_server', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]),
   );

@@ -89,6 +89,10 @@ pub struct DropStats {
   pub closed_with_queue: f64,
   /// Peer does not support datagrams.
   pub unsupported_by_peer: f64,
+  /// DATAGRAM frames quinn received that never reached this server's
+  /// session loop (quinn's receive buffer overflowed while the session loop
+  /// was behind, or a datagram for an unknown WebTransport session).
+  pub quic_recv_overflow: f64,
 }
 
 #[napi(object)]
@@ -167,6 +171,7 @@ struct Counters {
   unknown_session: AtomicU64,
   closed_with_queue: AtomicU64,
   unsupported_by_peer: AtomicU64,
+  quic_recv_overflow: AtomicU64,
   hs_accepted: AtomicU64,
   hs_timeout: AtomicU64,
   hs_failed: AtomicU64,
@@ -257,6 +262,8 @@ enum Phase {
 struct Session {
   id: u32,
   conn: Connection,
+  /// Datagrams taken from wtransport (delivered or dropped as oversize).
+  rx_seen: AtomicU64,
   out: Mutex<VecDeque<Bytes>>,
   wake: Notify,
   local_close: Mutex<Option<String>>,
@@ -278,6 +285,13 @@ struct Inner {
   stats: Counters,
   next_id: AtomicU32,
   pending_hs: AtomicUsize,
+}
+
+impl Session {
+  fn quic_recv_overflow(&self) -> u64 {
+    let frames = self.conn.quic_connection().stats().frame_rx.datagram;
+    frames.saturating_sub(self.rx_seen.load(Ordering::Relaxed))
+  }
 }
 
 impl Inner {
@@ -583,6 +597,7 @@ async fn run_session(inner: Arc<Inner>, conn: Connection, path: String, origin: 
   let sess = Arc::new(Session {
     id,
     conn,
+    rx_seen: AtomicU64::new(0),
     out: Mutex::new(VecDeque::new()),
     wake: Notify::new(),
     local_close: Mutex::new(None),
@@ -625,6 +640,7 @@ async fn run_session(inner: Arc<Inner>, conn: Connection, path: String, origin: 
   add(&inner.stats.closed_with_queue, left);
   inner.stats.send_queued.fetch_sub(left, Ordering::Relaxed);
 
+  add(&inner.stats.quic_recv_overflow, sess.quic_recv_overflow());
   let reason = lock(&sess.local_close).take().unwrap_or(reason);
   // Close event first, then forget the session (stop() waits for the map to
   // empty before releasing the threadsafe function).
@@ -637,6 +653,7 @@ async fn recv_loop(inner: Arc<Inner>, sess: Arc<Session>) -> String {
   loop {
     match sess.conn.receive_datagram().await {
       Ok(d) => {
+        sess.rx_seen.fetch_add(1, Ordering::Relaxed);
         let p = d.payload();
         if p.len() > inner.cfg.max_dgram {
           inc(&inner.stats.oversize_in);
@@ -926,8 +943,12 @@ impl WtServerNative {
   #[napi(catch_unwind)]
   pub fn stats(&self) -> ServerStats {
     let s = &self.inner.stats;
+    let (active, live_overflow) = {
+      let map = lock(&self.inner.sessions);
+      (map.len(), map.values().map(|x| x.quic_recv_overflow()).sum::<u64>())
+    };
     ServerStats {
-      sessions_active: lock(&self.inner.sessions).len() as f64,
+      sessions_active: active as f64,
       sessions_opened: get(&s.sessions_opened),
       sessions_closed: get(&s.sessions_closed),
       datagrams_in: get(&s.dg_in),
@@ -946,6 +967,7 @@ impl WtServerNative {
         unknown_session: get(&s.unknown_session),
         closed_with_queue: get(&s.closed_with_queue),
         unsupported_by_peer: get(&s.unsupported_by_peer),
+        quic_recv_overflow: get(&s.quic_recv_overflow) + live_overflow as f64,
       },
       handshakes: HandshakeStats {
         accepted: get(&s.hs_accepted),

@@ -1,0 +1,116 @@
+// Hand-written declarations for relay/native/index.js (ES module).
+
+export interface WtServerOptions {
+  /** UDP port; 0 = any free port (see `listen()` result). */
+  port: number;
+  /** Bind address (IP or resolvable name). Default `127.0.0.1`; `::` = dual-stack any. */
+  host?: string;
+  /**
+   * PEM certificate chain (leaf first) and private key (PKCS#8, SEC1 or PKCS#1).
+   * Both or neither; without them a self-signed ECDSA P-256 certificate valid
+   * 14 days for localhost / 127.0.0.1 / ::1 is generated. Browsers using
+   * `serverCertificateHashes` only accept ECDSA P-256 certificates valid ≤ 14 days.
+   */
+  certPem?: string;
+  keyPem?: string;
+  /** Datagrams from browsers larger than this are dropped and counted (`drops.oversizeIn`). Default 1200. */
+  maxDatagramSize?: number;
+  /** Open sessions beyond this are refused (QUIC refuse / HTTP 429). Default 10000. */
+  maxSessions?: number;
+  /** QUIC + HTTP/3 SETTINGS + CONNECT must finish within this, else the connection is dropped. Default 10000. */
+  handshakeTimeoutMs?: number;
+  /** Concurrent unfinished handshakes; more are refused. Default 256. */
+  maxPendingHandshakes?: number;
+  /** QUIC idle timeout. Default 30000. */
+  idleTimeoutMs?: number;
+  /** Server-side QUIC keep-alive; 0/undefined = off (Chromium sends its own). */
+  keepAliveMs?: number;
+  /** Per-session pacing: token bucket rate (datagrams/s, 0 = unpaced) and burst. Defaults 10000 and 64. */
+  sendRatePerSec?: number;
+  sendBurst?: number;
+  /** Per-session outbound queue; when full the OLDEST datagram is dropped (`drops.sendQueueFull`). Default 1024. */
+  sendQueueMax?: number;
+  /** Per-session inbound datagrams waiting for JS; beyond it new ones are dropped (`drops.recvQueueFull`). Default 4096. */
+  recvQueueMax?: number;
+  /** SO_RCVBUF / SO_SNDBUF requested for the UDP socket. Default 4 MiB. */
+  udpBufferBytes?: number;
+
+  /** A WebTransport session finished its handshake. `path` includes the query string. */
+  onSession: (id: number, path: string, origin: string | null) => void;
+  /** Every datagram of this session available when JS got the batch, in arrival order. */
+  onDatagrams: (id: number, datagrams: Buffer[]) => void;
+  /** Session ended (peer close, idle timeout, `close()`, `stop()`); always after its last onDatagrams. */
+  onClose: (id: number, reason: string) => void;
+}
+
+export interface CertificateInfo {
+  /** Lower-case hex SHA-256 of the leaf certificate DER (the hash for `serverCertificateHashes`). */
+  certHashes: string[];
+  /** Leaf certificate notAfter, ms since the Unix epoch. */
+  validUntilMs: number;
+}
+
+export interface ListenInfo extends CertificateInfo {
+  port: number;
+  /** Effective kernel UDP buffer sizes (Linux reports twice the granted size). */
+  udpRecvBuffer: number;
+  udpSendBuffer: number;
+}
+
+export interface WtServerStats {
+  sessionsActive: number;
+  sessionsOpened: number;
+  sessionsClosed: number;
+  datagramsIn: number;
+  bytesIn: number;
+  datagramsOut: number;
+  bytesOut: number;
+  /** Outbound datagrams waiting in pacing queues right now. */
+  sendQueued: number;
+  /** Times a sender waited because quinn's datagram send buffer was full. */
+  sendBufferWaits: number;
+  /** Event batches delivered to JS. */
+  batches: number;
+  /** Panics caught in session/handshake tasks (should stay 0). */
+  panics: number;
+  drops: {
+    oversizeIn: number;
+    recvQueueFull: number;
+    sendQueueFull: number;
+    oversizeOut: number;
+    unknownSession: number;
+    /** Outbound datagrams still queued when their session closed. */
+    closedWithQueue: number;
+    unsupportedByPeer: number;
+    /** DATAGRAM frames quinn received that never reached the session loop (quinn receive buffer overflow). */
+    quicRecvOverflow: number;
+  };
+  handshakes: {
+    accepted: number;
+    timeout: number;
+    failed: number;
+    rejectedFull: number;
+    rejectedBacklog: number;
+    pending: number;
+  };
+}
+
+export class WtServer {
+  constructor(options: WtServerOptions);
+  /** Binds and starts accepting. Keeps Node alive until `stop()`. Call once. */
+  listen(): Promise<ListenInfo>;
+  /** Queues datagrams for a session (paced); returns how many were queued. Buffers are copied. */
+  send(id: number, datagrams: Buffer[]): number;
+  /** Closes the session's QUIC connection with `code`/`reason`; `onClose` follows. False if unknown. */
+  close(id: number, code?: number, reason?: string): boolean;
+  /**
+   * New certificate (PEM pair, or a fresh self-signed one) for NEW sessions;
+   * live sessions are untouched. Throws on invalid PEM / key mismatch.
+   */
+  rotateCertificate(certPem?: string, keyPem?: string): CertificateInfo;
+  /** Certificate currently presented to new sessions. */
+  certificate(): CertificateInfo;
+  stats(): WtServerStats;
+  /** Closes all sessions (their onClose fires), the endpoint and the JS callback handle so Node can exit. */
+  stop(): Promise<void>;
+}

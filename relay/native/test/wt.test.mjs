@@ -1,0 +1,269 @@
+// node --test relay/native/test/wt.test.mjs
+//
+// Starts a WtServer in this process and drives it with the Rust client
+// example (examples/wt_client.rs), so no browser is needed. Builds the addon
+// and the client first (node build.mjs --client; a no-op when up to date).
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dir = dirname(dirname(fileURLToPath(import.meta.url)));
+const CLIENT = join(dir, 'target', 'release', 'examples', 'wt_client');
+let WtServer;
+
+before(async () => {
+  const r = spawnSync(process.execPath, [join(dir, 'build.mjs'), '--client'], { stdio: 'inherit' });
+  assert.equal(r.status, 0, 'build failed');
+  ({ WtServer } = await import(join(dir, 'index.js')));
+}, { timeout: 15 * 60_000 });
+
+/** Runs the Rust client; resolves with its JSON summary. */
+function client(args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(CLIENT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('error', reject);
+    p.on('exit', () => {
+      try { resolve(JSON.parse(out.trim().split('\n').pop())); } catch { reject(new Error(`client output: ${out} ${err}`)); }
+    });
+  });
+}
+
+function url(port, path = '/echo') { return `https://127.0.0.1:${port}${path}`; }
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** An echo server recording every event. */
+async function echoServer(extra = {}) {
+  const ev = { sessions: [], closes: [], calls: 0, maxBatch: 0, datagrams: 0 };
+  const srv = new WtServer({
+    port: 0,
+    onSession: (id, path, origin) => ev.sessions.push({ id, path, origin }),
+    onDatagrams: (id, ds) => {
+      ev.calls++;
+      ev.datagrams += ds.length;
+      ev.maxBatch = Math.max(ev.maxBatch, ds.length);
+      assert.ok(Array.isArray(ds) && ds.every((d) => Buffer.isBuffer(d)));
+      srv.send(id, ds);
+    },
+    onClose: (id, reason) => ev.closes.push({ id, reason }),
+    ...extra,
+  });
+  const info = await srv.listen();
+  return { srv, info, ev };
+}
+
+test('echoes >= 99% of 1,000 paced datagrams; session and close events; RTT', async (t) => {
+  const { srv, info, ev } = await echoServer();
+  assert.equal(info.certHashes.length, 1);
+  assert.match(info.certHashes[0], /^[0-9a-f]{64}$/);
+  const days = (info.validUntilMs - Date.now()) / 86_400_000;
+  assert.ok(days > 13.9 && days <= 14.01, `valid ${days} days`);
+  const r = await client(['--url', url(info.port, '/echo?room=7&token=abc'), '--hash', info.certHashes[0],
+    '--count', '1000', '--rate', '1000', '--size', '200']);
+  await sleep(100);
+  t.diagnostic(`paced 1000 @1000/s x 200 B: received ${r.received}, rtt p50 ${r.rttUs.p50} us, p90 ${r.rttUs.p90} us, p99 ${r.rttUs.p99} us, max ${r.rttUs.max} us, connect ${r.connectMs} ms`);
+  assert.ok(r.received >= 990, `echoed ${r.received}/1000`);
+  assert.equal(r.duplicates, 0);
+  assert.equal(ev.sessions.length, 1);
+  assert.equal(ev.sessions[0].path, '/echo?room=7&token=abc');
+  assert.equal(ev.closes.length, 1);
+  assert.equal(ev.closes[0].id, ev.sessions[0].id);
+  assert.match(ev.closes[0].reason, /client done/);
+  const st = srv.stats();
+  assert.equal(st.sessionsActive, 0);
+  assert.equal(st.sessionsOpened, 1);
+  assert.equal(st.sessionsClosed, 1);
+  assert.equal(st.datagramsIn, 1000);
+  assert.equal(st.datagramsOut, r.received);
+  assert.equal(st.panics, 0);
+  await srv.stop();
+});
+
+test('oversize datagrams from the peer are dropped and counted', async () => {
+  const { srv, info, ev } = await echoServer({ maxDatagramSize: 300 });
+  const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '50', '--rate', '500',
+    '--size', '600', '--wait-ms', '300']);
+  assert.equal(r.received, 0);
+  assert.equal(ev.datagrams, 0);
+  const st = srv.stats();
+  assert.equal(st.drops.oversizeIn, 50);
+  assert.equal(st.datagramsIn, 0);
+  await srv.stop();
+});
+
+test('a connection that never sends CONNECT is dropped after handshakeTimeoutMs', async () => {
+  const { srv, info, ev } = await echoServer({ handshakeTimeoutMs: 300 });
+  const r = await client(['--mode', 'stall', '--url', url(info.port), '--hash', info.certHashes[0], '--stall-ms', '4000']);
+  assert.equal(r.closedByServer, true, JSON.stringify(r));
+  assert.ok(r.closedAfterMs < 1500, `closed after ${r.closedAfterMs} ms`);
+  const st = srv.stats();
+  assert.equal(st.handshakes.timeout, 1);
+  assert.equal(st.handshakes.pending, 0);
+  assert.equal(ev.sessions.length, 0);
+  await srv.stop();
+});
+
+test('UDP garbage does not crash the server; it keeps serving', async () => {
+  const { srv, info } = await echoServer();
+  const sock = createSocket('udp4');
+  for (let i = 0; i < 2000; i++) {
+    const b = Buffer.alloc(1 + Math.floor(Math.random() * 1400));
+    for (let j = 0; j < b.length; j++) b[j] = Math.random() * 256;
+    if (i % 3 === 0) b[0] = 0xc0 | (b[0] & 0x0f); // looks like a QUIC long header
+    sock.send(b, info.port, '127.0.0.1');
+  }
+  await sleep(300);
+  sock.close();
+  const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '200', '--rate', '2000']);
+  assert.ok(r.received >= 198, `echoed ${r.received}`);
+  assert.equal(srv.stats().panics, 0);
+  await srv.stop();
+});
+
+test('server close(id, code, reason) ends the session with onClose', async () => {
+  let srv;
+  const closes = [];
+  srv = new WtServer({
+    port: 0,
+    onSession: (id) => setTimeout(() => srv.close(id, 42, 'bye now'), 100),
+    onDatagrams: (id, ds) => srv.send(id, ds),
+    onClose: (id, reason) => closes.push({ id, reason }),
+  });
+  const info = await srv.listen();
+  const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '1000', '--rate', '1000',
+    '--wait-ms', '300', '--no-close']);
+  assert.equal(r.closedByServer, true, JSON.stringify(r));
+  assert.match(r.closeReason, /bye now/);
+  assert.equal(closes.length, 1);
+  assert.match(closes[0].reason, /closed locally \(42\): bye now/);
+  // Echoes of datagrams that were in the same batch as the close also count here.
+  const before = srv.stats().drops.unknownSession;
+  assert.equal(srv.send(closes[0].id, [Buffer.from('late')]), 0);
+  assert.equal(srv.stats().drops.unknownSession, before + 1);
+  await srv.stop();
+});
+
+test('maxSessions refuses extra sessions', async () => {
+  const { srv, info } = await echoServer({ maxSessions: 1 });
+  const first = client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '600', '--rate', '1000']);
+  await sleep(200);
+  const second = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '10']);
+  assert.ok(second.error, JSON.stringify(second));
+  const r = await first;
+  assert.ok(r.received >= 594);
+  assert.ok(srv.stats().handshakes.rejectedFull >= 1);
+  await srv.stop();
+});
+
+test('rotateCertificate: new sessions use the new certificate, live ones continue', async (t) => {
+  const { srv, info } = await echoServer();
+  const oldHash = info.certHashes[0];
+  const live = client(['--url', url(info.port), '--hash', oldHash, '--count', '1500', '--rate', '1000']);
+  await sleep(400);
+  const rot = srv.rotateCertificate();
+  assert.notEqual(rot.certHashes[0], oldHash);
+  assert.deepEqual(srv.certificate(), rot);
+  const withOld = await client(['--url', url(info.port), '--hash', oldHash, '--count', '10']);
+  assert.ok(withOld.error, 'old hash must no longer verify');
+  const withNew = await client(['--url', url(info.port), '--hash', rot.certHashes[0], '--count', '100', '--rate', '1000']);
+  assert.ok(withNew.received >= 99);
+  const r = await live;
+  t.diagnostic(`session across rotation: ${r.received}/1500 echoed`);
+  assert.ok(r.received >= 1485, `live session echoed ${r.received}`);
+  assert.throws(() => srv.rotateCertificate('not a pem', 'nope'));
+  await srv.stop();
+});
+
+test('certPem/keyPem from PEM strings (openssl), and a mismatched key is rejected', { skip: !existsSync('/usr/bin/openssl') && 'no openssl' }, async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'wt-pem-'));
+  try {
+    const gen = (name) => {
+      const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
+        '-nodes', '-days', '10', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout', join(tmp, `${name}.key`), '-out', join(tmp, `${name}.crt`)], { stdio: 'ignore' });
+      assert.equal(r.status, 0);
+      return { certPem: readFileSync(join(tmp, `${name}.crt`), 'utf8'), keyPem: readFileSync(join(tmp, `${name}.key`), 'utf8') };
+    };
+    const a = gen('a');
+    const b = gen('b');
+    const { srv, info } = await echoServer(a);
+    const days = (info.validUntilMs - Date.now()) / 86_400_000;
+    assert.ok(days > 9.9 && days < 10.1, `valid ${days} days`);
+    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '50', '--rate', '1000']);
+    assert.ok(r.received >= 49);
+    assert.throws(() => srv.rotateCertificate(a.certPem, b.keyPem), /tls|key/i);
+    const rot = srv.rotateCertificate(b.certPem, b.keyPem);
+    const r2 = await client(['--url', url(info.port), '--hash', rot.certHashes[0], '--count', '50', '--rate', '1000']);
+    assert.ok(r2.received >= 49);
+    await srv.stop();
+    assert.throws(() => new WtServer({ port: 0, certPem: a.certPem, onSession() {}, onDatagrams() {}, onClose() {} }), /together/);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('stop() closes live sessions (onClose) and lets the process exit', async (t) => {
+  const child = `
+    import { spawn } from 'node:child_process';
+    import { WtServer } from ${JSON.stringify(join(dir, 'index.js'))};
+    const srv = new WtServer({ port: 0, onSession: () => {}, onDatagrams: (id, ds) => srv.send(id, ds),
+      onClose: (id, reason) => console.log('close', id, reason) });
+    const info = await srv.listen();
+    spawn(${JSON.stringify(CLIENT)}, ['--url', 'https://127.0.0.1:' + info.port + '/x', '--hash', info.certHashes[0],
+      '--count', '3000', '--rate', '1000'], { stdio: 'ignore' }).unref();
+    setTimeout(async () => {
+      console.log('active', srv.stats().sessionsActive);
+      const t = performance.now();
+      await srv.stop();
+      console.log('stopped in', (performance.now() - t).toFixed(1), 'ms');
+    }, 700);
+  `;
+  const t0 = Date.now();
+  const p = spawn(process.execPath, ['--input-type=module', '-e', child], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  const code = await new Promise((resolve) => {
+    const kill = setTimeout(() => { p.kill('SIGKILL'); resolve('timeout'); }, 10_000);
+    p.on('exit', (c) => { clearTimeout(kill); resolve(c); });
+  });
+  assert.equal(code, 0, `child did not exit by itself: ${out}`);
+  assert.match(out, /active 1/);
+  assert.match(out, /close 1 server stopped/);
+  assert.match(out, /stopped in/);
+  t.diagnostic(`child: ${out.trim().replace(/\n/g, '; ')}; exited ${Date.now() - t0} ms after spawn`);
+  assert.ok(Date.now() - t0 < 5000);
+});
+
+test('burst throughput and CPU (measurement)', async (t) => {
+  for (const [count, size, rate] of [[20_000, 100, 0], [20_000, 1000, 20_000], [20_000, 1000, 40_000]]) {
+    const { srv, info, ev } = await echoServer({ sendRatePerSec: 0, sendQueueMax: 8192 });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', String(count),
+      '--size', String(size), '--rate', String(rate), '--wait-ms', '500']);
+    const cpu = process.cpuUsage(cpu0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    const st = srv.stats();
+    t.diagnostic(`${count} x ${size} B ${rate ? `@${rate}/s` : 'unpaced'}: server in ${st.datagramsIn}, out ${st.datagramsOut}, client got ${r.received}; ` +
+      `echo rate ${r.echoRate}/s; rtt p50 ${r.rttUs.p50} us p99 ${r.rttUs.p99} us; relay process CPU ${cpuMs.toFixed(0)} ms ` +
+      `(${(1000 * cpuMs / Math.max(1, st.datagramsIn)).toFixed(1)} us per echoed datagram) over ${(performance.now() - t0).toFixed(0)} ms; ` +
+      `${ev.calls} onDatagrams calls, max batch ${ev.maxBatch}; drops ${JSON.stringify(st.drops)}`);
+    if (rate > 0) {
+      assert.ok(r.received >= count * 0.99, `echoed ${r.received}/${count}`);
+    } else {
+      // Unpaced: the client outruns the server's session loop; losses must show up in the counters.
+      assert.ok(st.datagramsIn + st.drops.quicRecvOverflow >= count * 0.98, JSON.stringify(st));
+      assert.ok(r.received >= count * 0.8, `echoed ${r.received}/${count}`);
+    }
+    assert.equal(st.panics, 0);
+    await srv.stop();
+  }
+});
