@@ -76,3 +76,56 @@ describe('WebSocket transport', () => {
     expect(writable).toBe(1);
   });
 });
+
+describe('WebSocket fallback keeps unreliable meaning over TCP', () => {
+  it('while the socket is stalled, sequenced messages are superseded in the core, not queued in the socket', async () => {
+    let buffered = 0;
+    const written: Uint8Array[] = [];
+    class Stalling implements WebSocketLike {
+      binaryType = 'arraybuffer';
+      readyState = 1;
+      onopen: ((e: unknown) => void) | null = null;
+      onmessage: ((e: { data: unknown }) => void) | null = null;
+      onclose: ((e: { code?: number }) => void) | null = null;
+      onerror: ((e: unknown) => void) | null = null;
+      constructor() {
+        queueMicrotask(() => this.onopen?.({}));
+      }
+      get bufferedAmount() {
+        return buffered;
+      }
+      send(d: Uint8Array) {
+        written.push(d);
+      }
+      close() {}
+    }
+    const transport = await WebSocketTransport.connect('ws://stall', { WebSocket: Stalling, highWaterBytes: 1000 });
+    // A real server on the other side of an in-memory "socket".
+    const server = new Server();
+    cleanup.push(() => server.shutdown());
+    const peer = { send: (d: Uint8Array) => transport['ws'].onmessage?.({ data: d.slice().buffer }) };
+    const conn = new Connection(transport, { channels: ['unreliable-sequenced'] });
+    const pump = () => {
+      for (const d of written.splice(0)) server.handleDatagram(d, peer);
+    };
+    for (let i = 0; i < 50 && conn.state !== 'open'; i++) {
+      pump();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(conn.state).toBe('open');
+    const received: number[] = [];
+    server.on('message', ({ data }) => received.push(data[0]!));
+    const lost: number[] = [];
+    conn.on('lost', (e) => lost.push(e.id));
+    buffered = 10_000; // the TCP socket backs up
+    for (let i = 0; i < 100; i++) conn.send(0, new Uint8Array([i]));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(written.length).toBe(0); // nothing more piles into the socket
+    buffered = 0; // it drains
+    await new Promise((r) => setTimeout(r, 30));
+    pump();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(received).toEqual([99]); // only the newest position went out
+    expect(lost.length).toBe(99); // the superseded ones are reported lost
+  });
+});

@@ -85,3 +85,21 @@ fn connections_and_servers_can_move_between_threads() {
     assert_send::<ricochet_core::Connection>();
     assert_send::<ricochet_core::Server>();
 }
+
+#[test]
+fn unreliable_message_past_its_max_age_is_dropped_before_sending() {
+    use ricochet_core::{ChannelConfig, Event};
+    let cfg = Config::default().with_channels(vec![ChannelConfig::unreliable().with_max_age_us(50_000)]);
+    let mut p = Pair::new(cfg, ServerConfig::default(), NetworkProfile::lan(), 5);
+    assert!(p.connect());
+    let mut buf = vec![0u8; 1500];
+    while p.client.poll_transmit(p.now, &mut buf).is_some() {}
+    let id = p.client.send(p.now, 0, payload(1, 50)).unwrap();
+    // The host could not write for 100 ms (e.g. a stalled socket).
+    let later = p.now + 100_000;
+    let before = p.client.stats().payload_bytes_out;
+    while p.client.poll_transmit(later, &mut buf).is_some() {}
+    assert_eq!(p.client.stats().payload_bytes_out, before, "the stale message never reached the wire");
+    let events: Vec<Event> = std::iter::from_fn(|| p.client.poll_event()).collect();
+    assert!(events.contains(&Event::Lost(id)));
+}
