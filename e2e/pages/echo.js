@@ -29,7 +29,7 @@ window.ricochetEcho = async (o) => {
   const info = await (await fetch(`${o.relayHttp}/cert-hash`)).json();
   const q = `?token=${encodeURIComponent(o.token)}`;
   const choice = await openTransport({
-    webTransportUrl: info.webTransportUrl && info.webTransportUrl + q,
+    webTransportUrl: (o.webTransportUrl ?? info.webTransportUrl) && (o.webTransportUrl ?? info.webTransportUrl) + q,
     serverCertificateHashes: info.certHashes,
     webSocketUrl: info.webSocketUrl + q,
     ...(o.force ? { force: o.force } : {}),

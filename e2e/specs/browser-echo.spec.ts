@@ -1,6 +1,7 @@
 // Chromium → relay → native Rust echo server, over WebTransport and over the
 // WebSocket fallback: reliable messages complete and in order per channel,
 // every message gets exactly one receipt.
+import { createSocket } from 'node:dgram';
 import { expect, test } from '@playwright/test';
 import { startStack, type Stack } from '../stack.js';
 
@@ -48,4 +49,20 @@ test('forced WebSocket', async ({ page }) => {
   console.log(JSON.stringify({ test: 'websocket-forced', ...r }));
   expect(r.kind).toBe('websocket');
   expectComplete(r);
+});
+
+test('WebTransport blocked (UDP black hole): falls back to WebSocket within the 1.5 s deadline', async ({ page }) => {
+  // A UDP port that swallows everything: the QUIC handshake never completes.
+  const hole = createSocket('udp4');
+  await new Promise<void>((r) => hole.bind(0, '127.0.0.1', () => r()));
+  try {
+    const r = await run(page, { webTransportUrl: `https://127.0.0.1:${hole.address().port}/ricochet`, pings: 20, reliablePerChannel: 200, unreliable: 50 });
+    console.log(JSON.stringify({ test: 'websocket-after-blackhole', kind: r.kind, fallbackReason: r.fallbackReason, transportMs: r.transportMs }));
+    expect(r.kind).toBe('websocket');
+    expect(String(r.fallbackReason)).toMatch(/within 1500 ms/);
+    expect(r.transportMs as number).toBeLessThan(2500);
+    expectComplete(r);
+  } finally {
+    hole.close();
+  }
 });
