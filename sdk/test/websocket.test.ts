@@ -9,6 +9,30 @@ import { WebSocketTransport, type WebSocketLike } from '../src/websocket.js';
 const cleanup: (() => void)[] = [];
 afterEach(() => cleanup.splice(0).reverse().forEach((f) => f()));
 
+/** A socket that opens at once, records writes, and whose send buffer the test sets. */
+function stallingSocket() {
+  const state = { buffered: 0, written: [] as Uint8Array[], Ctor: undefined as unknown as new (url: string) => WebSocketLike };
+  state.Ctor = class implements WebSocketLike {
+    binaryType = 'arraybuffer';
+    readyState = 1;
+    onopen: ((e: unknown) => void) | null = null;
+    onmessage: ((e: { data: unknown }) => void) | null = null;
+    onclose: ((e: { code?: number }) => void) | null = null;
+    onerror: ((e: unknown) => void) | null = null;
+    constructor() {
+      queueMicrotask(() => this.onopen?.({}));
+    }
+    get bufferedAmount() {
+      return state.buffered;
+    }
+    send(d: Uint8Array) {
+      state.written.push(d);
+    }
+    close() {}
+  };
+  return state;
+}
+
 describe('WebSocket transport', () => {
   it('carries a Ricochet session over a real WebSocket', async () => {
     const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
@@ -41,29 +65,10 @@ describe('WebSocket transport', () => {
   });
 
   it('a stalled socket holds messages in the core: sequenced channels keep only the newest', async () => {
-    // A socket that opens at once and whose send buffer we fill by hand.
-    let buffered = 0;
-    const sent: Uint8Array[] = [];
-    class StallingSocket implements WebSocketLike {
-      binaryType = 'arraybuffer';
-      readyState = 1;
-      onopen: ((e: unknown) => void) | null = null;
-      onmessage: ((e: { data: unknown }) => void) | null = null;
-      onclose: ((e: { code?: number }) => void) | null = null;
-      onerror: ((e: unknown) => void) | null = null;
-      constructor() {
-        queueMicrotask(() => this.onopen?.({}));
-      }
-      get bufferedAmount() {
-        return buffered;
-      }
-      send(d: Uint8Array) {
-        sent.push(d);
-      }
-      close() {}
-    }
-    const t = await WebSocketTransport.connect('ws://stall', { WebSocket: StallingSocket, highWaterBytes: 1000 });
-    buffered = 5000; // the socket is backed up
+    const sock = stallingSocket();
+    const sent = sock.written;
+    const t = await WebSocketTransport.connect('ws://stall', { WebSocket: sock.Ctor, highWaterBytes: 1000 });
+    sock.buffered = 5000; // the socket is backed up
     expect(t.canSend()).toBe(false);
     const before = sent.length;
     t.send(new Uint8Array(1)); // the transport itself still writes what it is given…
@@ -71,7 +76,7 @@ describe('WebSocket transport', () => {
     // …but the run loop asks canSend first, so nothing more is written while stalled.
     let writable = 0;
     t.onWritable(() => writable++);
-    buffered = 0;
+    sock.buffered = 0;
     await new Promise((r) => setTimeout(r, 20));
     expect(writable).toBe(1);
   });
@@ -79,27 +84,9 @@ describe('WebSocket transport', () => {
 
 describe('WebSocket fallback keeps unreliable meaning over TCP', () => {
   it('while the socket is stalled, sequenced messages are superseded in the core, not queued in the socket', async () => {
-    let buffered = 0;
-    const written: Uint8Array[] = [];
-    class Stalling implements WebSocketLike {
-      binaryType = 'arraybuffer';
-      readyState = 1;
-      onopen: ((e: unknown) => void) | null = null;
-      onmessage: ((e: { data: unknown }) => void) | null = null;
-      onclose: ((e: { code?: number }) => void) | null = null;
-      onerror: ((e: unknown) => void) | null = null;
-      constructor() {
-        queueMicrotask(() => this.onopen?.({}));
-      }
-      get bufferedAmount() {
-        return buffered;
-      }
-      send(d: Uint8Array) {
-        written.push(d);
-      }
-      close() {}
-    }
-    const transport = await WebSocketTransport.connect('ws://stall', { WebSocket: Stalling, highWaterBytes: 1000 });
+    const sock = stallingSocket();
+    const written = sock.written;
+    const transport = await WebSocketTransport.connect('ws://stall', { WebSocket: sock.Ctor, highWaterBytes: 1000 });
     // A real server on the other side of an in-memory "socket".
     const server = new Server();
     cleanup.push(() => server.shutdown());
@@ -117,11 +104,11 @@ describe('WebSocket fallback keeps unreliable meaning over TCP', () => {
     server.on('message', ({ data }) => received.push(data[0]!));
     const lost: number[] = [];
     conn.on('lost', (e) => lost.push(e.id));
-    buffered = 10_000; // the TCP socket backs up
+    sock.buffered = 10_000; // the TCP socket backs up
     for (let i = 0; i < 100; i++) conn.send(0, new Uint8Array([i]));
     await new Promise((r) => setTimeout(r, 20));
     expect(written.length).toBe(0); // nothing more piles into the socket
-    buffered = 0; // it drains
+    sock.buffered = 0; // it drains
     await new Promise((r) => setTimeout(r, 30));
     pump();
     await new Promise((r) => setTimeout(r, 20));

@@ -33,6 +33,7 @@ pub mod error;
 pub mod event;
 mod packetizer;
 pub mod pair;
+pub mod payload;
 pub mod recv_channel;
 pub mod rng;
 pub mod rtt;

@@ -98,21 +98,7 @@ impl<'a> Input<'a> {
     }
 }
 
-/// Self-checking payload: counter, length, then bytes derived from both.
-fn payload(n: u32, len: usize) -> Vec<u8> {
-    let len = len.max(8);
-    let mut v = Vec::with_capacity(len);
-    v.extend_from_slice(&n.to_le_bytes());
-    v.extend_from_slice(&(len as u32).to_le_bytes());
-    let mut x = n.wrapping_mul(2654435761) | 1;
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        v.push(x as u8);
-    }
-    v
-}
+use ricochet_core::payload::payload;
 
 /// The counter of an intact payload, or why it is not one.
 fn check(data: &[u8]) -> Result<u32, String> {

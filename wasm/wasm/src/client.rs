@@ -2,7 +2,7 @@ use ricochet_core::{Connection, DropReason, SendError, State};
 use wasm_bindgen::prelude::*;
 
 use crate::config::ConfigInput;
-use crate::events::{stats_vec, EventSlot, NONE};
+use crate::events::{event_getters, stats_vec, EventSlot, NONE};
 use crate::{deadline, micros, Scratch};
 
 /// A client connection (see `ricochet_core::Connection`).
@@ -97,30 +97,6 @@ impl Client {
             None => NONE,
         }
     }
-    #[wasm_bindgen(js_name = eventChannel)]
-    pub fn event_channel(&self) -> u32 {
-        self.ev.channel
-    }
-    #[wasm_bindgen(js_name = eventId)]
-    pub fn event_id(&self) -> f64 {
-        self.ev.id
-    }
-    #[wasm_bindgen(js_name = eventCloseKind)]
-    pub fn event_close_kind(&self) -> u32 {
-        self.ev.close_kind
-    }
-    #[wasm_bindgen(js_name = eventCloseCode)]
-    pub fn event_close_code(&self) -> f64 {
-        self.ev.close_code
-    }
-    #[wasm_bindgen(js_name = eventPtr)]
-    pub fn event_ptr(&self) -> usize {
-        self.ev.bytes.as_ptr() as usize
-    }
-    #[wasm_bindgen(js_name = eventLen)]
-    pub fn event_len(&self) -> usize {
-        self.ev.bytes.len()
-    }
 
     /// Next deadline in µs, or -1.
     #[wasm_bindgen(js_name = pollTimeout)]
@@ -152,3 +128,5 @@ impl Client {
         self.conn.next_timer().map_or_else(String::new, |(t, at)| format!("{t:?} at {at}"))
     }
 }
+
+event_getters!(Client);

@@ -99,3 +99,38 @@ pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
     }
     v
 }
+
+/// The `event*` getters, identical on `Client` and `Server` (each keeps its
+/// last polled event in a field named `ev`).
+macro_rules! event_getters {
+    ($ty:ident) => {
+        #[wasm_bindgen]
+        impl $ty {
+            #[wasm_bindgen(js_name = eventChannel)]
+            pub fn event_channel(&self) -> u32 {
+                self.ev.channel
+            }
+            #[wasm_bindgen(js_name = eventId)]
+            pub fn event_id(&self) -> f64 {
+                self.ev.id
+            }
+            #[wasm_bindgen(js_name = eventCloseKind)]
+            pub fn event_close_kind(&self) -> u32 {
+                self.ev.close_kind
+            }
+            #[wasm_bindgen(js_name = eventCloseCode)]
+            pub fn event_close_code(&self) -> f64 {
+                self.ev.close_code
+            }
+            #[wasm_bindgen(js_name = eventPtr)]
+            pub fn event_ptr(&self) -> usize {
+                self.ev.bytes.as_ptr() as usize
+            }
+            #[wasm_bindgen(js_name = eventLen)]
+            pub fn event_len(&self) -> usize {
+                self.ev.bytes.len()
+            }
+        }
+    };
+}
+pub(crate) use event_getters;

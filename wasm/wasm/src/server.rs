@@ -3,7 +3,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::client::{drop_code, send_code};
 use crate::config::ConfigInput;
-use crate::events::{stats_vec, EventSlot, NONE};
+use crate::events::{event_getters, stats_vec, EventSlot, NONE};
 use crate::{deadline, micros, Scratch};
 
 /// A server endpoint (see `ricochet_core::Server`). Connections are named by
@@ -116,30 +116,6 @@ impl Server {
     pub fn event_conn(&self) -> u32 {
         self.ev_conn
     }
-    #[wasm_bindgen(js_name = eventChannel)]
-    pub fn event_channel(&self) -> u32 {
-        self.ev.channel
-    }
-    #[wasm_bindgen(js_name = eventId)]
-    pub fn event_id(&self) -> f64 {
-        self.ev.id
-    }
-    #[wasm_bindgen(js_name = eventCloseKind)]
-    pub fn event_close_kind(&self) -> u32 {
-        self.ev.close_kind
-    }
-    #[wasm_bindgen(js_name = eventCloseCode)]
-    pub fn event_close_code(&self) -> f64 {
-        self.ev.close_code
-    }
-    #[wasm_bindgen(js_name = eventPtr)]
-    pub fn event_ptr(&self) -> usize {
-        self.ev.bytes.as_ptr() as usize
-    }
-    #[wasm_bindgen(js_name = eventLen)]
-    pub fn event_len(&self) -> usize {
-        self.ev.bytes.len()
-    }
 
     #[wasm_bindgen(js_name = pollTimeout)]
     pub fn poll_timeout(&self) -> f64 {
@@ -156,3 +132,5 @@ impl Server {
         self.server.connection_count() as u32
     }
 }
+
+event_getters!(Server);

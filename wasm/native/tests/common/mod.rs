@@ -16,29 +16,11 @@ use ricochet_native::{
 pub const LOOPBACK: &str = "127.0.0.1:0";
 pub const TICK: Duration = Duration::from_millis(1);
 
-/// A payload whose size and bytes derive from `n`, so the receiver can tell
-/// corruption, loss or reordering from the bytes alone.
-pub fn payload(n: u32, len: usize) -> Vec<u8> {
-    let mut v = Vec::with_capacity(len.max(8));
-    v.extend_from_slice(&n.to_le_bytes());
-    v.extend_from_slice(&(len as u32).to_le_bytes());
-    let mut x = n.wrapping_mul(2654435761) | 1;
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        v.push(x as u8);
-    }
-    v
-}
+pub use ricochet_core::payload::payload;
 
 /// Checks a payload made by `payload` and returns its number.
 pub fn check(data: &[u8]) -> u32 {
-    assert!(data.len() >= 8, "payload too short: {}", data.len());
-    let n = u32::from_le_bytes(data[0..4].try_into().unwrap());
-    let len = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
-    assert_eq!(data, &payload(n, len)[..], "payload {n} corrupted");
-    n
+    ricochet_core::payload::verify(data).unwrap_or_else(|| panic!("payload corrupted ({} bytes)", data.len()))
 }
 
 /// Message sizes from tiny to several fragments, derived from `n`.
