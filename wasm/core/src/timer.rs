@@ -36,33 +36,70 @@ const ALL: [Timer; COUNT] = [
 #[derive(Clone, Debug, Default)]
 pub struct TimerTable {
     deadlines: [Option<u64>; COUNT],
+    /// The earliest entry, kept current on every change: hosts ask for it
+    /// after every input, far more often than timers change.
+    earliest: Option<(Timer, u64)>,
 }
 
 impl TimerTable {
     pub fn set(&mut self, t: Timer, at: u64) {
         self.deadlines[t as usize] = Some(at);
+        self.recompute();
     }
     pub fn stop(&mut self, t: Timer) {
-        self.deadlines[t as usize] = None;
+        if self.deadlines[t as usize].take().is_some() {
+            self.recompute();
+        }
     }
     pub fn get(&self, t: Timer) -> Option<u64> {
         self.deadlines[t as usize]
     }
     pub fn stop_all(&mut self) {
         self.deadlines = [None; COUNT];
+        self.earliest = None;
     }
     /// True (and the timer is stopped) if it was set and is due at `now`.
     pub fn expire(&mut self, t: Timer, now: u64) -> bool {
         match self.deadlines[t as usize] {
             Some(at) if at <= now => {
-                self.deadlines[t as usize] = None;
+                self.stop(t);
                 true
             }
             _ => false,
         }
     }
+    fn recompute(&mut self) {
+        let mut best: Option<(Timer, u64)> = None;
+        for (i, d) in self.deadlines.iter().enumerate() {
+            if let Some(at) = *d {
+                if best.is_none_or(|(_, b)| at < b) {
+                    best = Some((ALL[i], at));
+                }
+            }
+        }
+        self.earliest = best;
+    }
     /// The earliest deadline and which timer it is.
     pub fn next(&self) -> Option<(Timer, u64)> {
-        ALL.iter().filter_map(|&t| self.deadlines[t as usize].map(|at| (t, at))).min_by_key(|&(_, at)| at)
+        self.earliest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_tracks_the_earliest_through_changes() {
+        let mut t = TimerTable::default();
+        t.set(Timer::Idle, 500);
+        t.set(Timer::Ack, 100);
+        assert_eq!(t.next(), Some((Timer::Ack, 100)));
+        assert!(t.expire(Timer::Ack, 100));
+        assert_eq!(t.next(), Some((Timer::Idle, 500)));
+        t.set(Timer::Idle, 50);
+        assert_eq!(t.next(), Some((Timer::Idle, 50)));
+        t.stop_all();
+        assert_eq!(t.next(), None);
     }
 }
