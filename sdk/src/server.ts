@@ -52,6 +52,7 @@ export class Server extends Emitter<ServerEvents> {
   private readonly clock: Clock;
   private readonly decide: NonNullable<ServerOptions['onConnectRequest']>;
   private readonly peers = new Map<number, Peer>();
+  private readonly live = new Set<number>();
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
 
@@ -129,7 +130,6 @@ export class Server extends Emitter<ServerEvents> {
   connections(): number[] {
     return [...this.live];
   }
-  private readonly live = new Set<number>();
 
   stats(id: number): ConnectionStats | null {
     const v = this.core?.stats(id);

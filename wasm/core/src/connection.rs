@@ -241,7 +241,7 @@ impl Connection {
         self.send[channel as usize].push(now, id, data, frag_size, &mut stale);
         self.release_lost(&mut stale);
         self.released_scratch = stale;
-        self.refresh_timers(now);
+        self.refresh_timers();
         Ok(id)
     }
 
@@ -291,7 +291,7 @@ impl Connection {
         if result == Err(DropReason::Malformed) {
             self.stats.malformed += 1;
         }
-        self.refresh_timers(now);
+        self.refresh_timers();
         result
     }
 
@@ -565,7 +565,7 @@ impl Connection {
             self.ping_due = true;
         }
         self.timers.expire(Timer::Ack, now);
-        self.refresh_timers(now);
+        self.refresh_timers();
     }
 
     /// Tail loss: nothing acknowledged for a probe timeout. Resend the oldest
@@ -591,8 +591,7 @@ impl Connection {
     }
 
     /// Recompute every deadline in the timer table from current state.
-    pub(crate) fn refresh_timers(&mut self, now: u64) {
-        let _ = now;
+    pub(crate) fn refresh_timers(&mut self) {
         match self.state {
             State::Drained => {
                 self.timers.stop_all();

@@ -73,7 +73,7 @@ impl Connection {
             self.stats.packets_out += 1;
             self.stats.bytes_out += n as u64;
         }
-        self.refresh_timers(now);
+        self.refresh_timers();
         n
     }
 
