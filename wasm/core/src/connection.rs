@@ -154,7 +154,7 @@ impl Connection {
             released_scratch: Vec::new(),
             config,
         };
-        c.refresh_timers(now);
+        c.refresh_timers();
         c
     }
 
