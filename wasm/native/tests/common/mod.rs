@@ -16,6 +16,7 @@ use ricochet_native::{
 pub const LOOPBACK: &str = "127.0.0.1:0";
 pub const TICK: Duration = Duration::from_millis(1);
 
+#[allow(unused_imports)] // not every test file sends payloads
 pub use ricochet_core::payload::payload;
 
 /// Checks a payload made by `payload` and returns its number.
