@@ -44,10 +44,17 @@ pub struct TimerTable {
 impl TimerTable {
     pub fn set(&mut self, t: Timer, at: u64) {
         self.deadlines[t as usize] = Some(at);
-        self.recompute();
+        match self.earliest {
+            // Sooner than the earliest: it is the new earliest.
+            None => self.earliest = Some((t, at)),
+            Some((_, e)) if at < e => self.earliest = Some((t, at)),
+            // The earliest moved later: another may now be first.
+            Some((et, _)) if et == t => self.recompute(),
+            _ => {}
+        }
     }
     pub fn stop(&mut self, t: Timer) {
-        if self.deadlines[t as usize].take().is_some() {
+        if self.deadlines[t as usize].take().is_some() && self.earliest.is_some_and(|(et, _)| et == t) {
             self.recompute();
         }
     }
@@ -99,6 +106,14 @@ mod tests {
         assert_eq!(t.next(), Some((Timer::Idle, 500)));
         t.set(Timer::Idle, 50);
         assert_eq!(t.next(), Some((Timer::Idle, 50)));
+        t.set(Timer::Idle, 900); // the only timer moves later
+        assert_eq!(t.next(), Some((Timer::Idle, 900)));
+        t.set(Timer::Probe, 300);
+        t.set(Timer::Drain, 600);
+        t.stop(Timer::Probe);
+        assert_eq!(t.next(), Some((Timer::Drain, 600)));
+        t.set(Timer::Drain, 1000);
+        assert_eq!(t.next(), Some((Timer::Idle, 900)));
         t.stop_all();
         assert_eq!(t.next(), None);
     }
