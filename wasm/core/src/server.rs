@@ -2,7 +2,8 @@
 //! by address), turns HELLOs into connect requests the application accepts
 //! or rejects, and multiplexes every connection's output.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use crate::config::{ConfigError, ServerConfig};
 use crate::connection::Connection;
@@ -22,6 +23,8 @@ struct Entry {
     conn: Connection,
     /// May have output: checked by `poll_transmit`.
     dirty: bool,
+    /// The deadline this connection has in `deadlines` (others there are stale).
+    scheduled: Option<u64>,
 }
 
 pub struct Server {
@@ -37,6 +40,10 @@ pub struct Server {
     retired: BTreeMap<ConnectionId, u64>,
     dirty: VecDeque<ConnectionId>,
     events: VecDeque<(ConnectionId, Event)>,
+    /// Connection deadlines, earliest first, so timeouts cost O(log n) with
+    /// thousands of connections. Entries not matching `Entry::scheduled` are
+    /// stale and skipped; the top is always current.
+    deadlines: BinaryHeap<Reverse<(u64, ConnectionId)>>,
 }
 
 impl Server {
@@ -51,6 +58,7 @@ impl Server {
             retired: BTreeMap::new(),
             dirty: VecDeque::new(),
             events: VecDeque::new(),
+            deadlines: BinaryHeap::new(),
         })
     }
 
@@ -118,7 +126,7 @@ impl Server {
     pub fn accept(&mut self, now: u64, id: ConnectionId) -> bool {
         let Some(p) = self.pending.remove(&id) else { return false };
         let conn = Connection::accepted(self.config.connection.clone(), id, &p.channels, now);
-        self.connections.insert(id, Entry { conn, dirty: false });
+        self.connections.insert(id, Entry { conn, dirty: false, scheduled: None });
         self.with_conn(id, |_| ());
         true
     }
@@ -180,7 +188,34 @@ impl Server {
             e.dirty = true;
             self.dirty.push_back(id);
         }
+        self.reschedule(id);
         Some(r)
+    }
+
+    /// Record a connection's current deadline in the heap if it changed.
+    fn reschedule(&mut self, id: ConnectionId) {
+        let Some(e) = self.connections.get_mut(&id) else { return };
+        let at = e.conn.poll_timeout();
+        if at != e.scheduled {
+            e.scheduled = at;
+            if let Some(at) = at {
+                self.deadlines.push(Reverse((at, id)));
+            }
+        }
+        self.clean_deadlines();
+    }
+
+    /// Drop stale entries from the top (and compact when mostly stale).
+    fn clean_deadlines(&mut self) {
+        while let Some(&Reverse((at, id))) = self.deadlines.peek() {
+            if self.connections.get(&id).is_some_and(|e| e.scheduled == Some(at)) {
+                break;
+            }
+            self.deadlines.pop();
+        }
+        if self.deadlines.len() > 2 * self.connections.len() + 64 {
+            self.deadlines = self.connections.iter().filter_map(|(&id, e)| e.scheduled.map(|at| Reverse((at, id)))).collect();
+        }
     }
 
     /// Next datagram to send and the connection it is for.
@@ -197,6 +232,7 @@ impl Server {
                 continue;
             };
             if let Some(n) = e.conn.poll_transmit(now, buf) {
+                self.reschedule(id);
                 return Some((id, n));
             }
             e.dirty = false;
@@ -206,6 +242,8 @@ impl Server {
             }
             if e.conn.is_drained() {
                 self.retire(now, id);
+            } else {
+                self.reschedule(id);
             }
         }
         None
@@ -217,15 +255,26 @@ impl Server {
 
     /// Earliest deadline across connections and pending requests.
     pub fn poll_timeout(&self) -> Option<u64> {
-        let conns = self.connections.values().filter_map(|e| e.conn.poll_timeout());
+        let conns = self.deadlines.peek().map(|Reverse((at, _))| *at);
         let pend = self.pending.values().map(|p| p.since + self.config.pending_timeout_us);
         let rej = self.rejected.values().map(|r| r.1);
-        conns.chain(pend).chain(rej).min()
+        conns.into_iter().chain(pend).chain(rej).min()
     }
 
     pub fn handle_timeout(&mut self, now: u64) {
-        let due: Vec<ConnectionId> =
-            self.connections.iter().filter(|(_, e)| e.conn.poll_timeout().is_some_and(|t| t <= now)).map(|(&id, _)| id).collect();
+        // Take every due connection first: each gets one call, even if its
+        // next deadline is still at or before `now`.
+        let mut due = Vec::new();
+        while let Some(&Reverse((at, id))) = self.deadlines.peek() {
+            if at > now {
+                break;
+            }
+            self.deadlines.pop();
+            if let Some(e) = self.connections.get_mut(&id).filter(|e| e.scheduled == Some(at)) {
+                e.scheduled = None;
+                due.push(id);
+            }
+        }
         for id in due {
             self.with_conn(id, |c| c.handle_timeout(now));
         }
@@ -235,11 +284,7 @@ impl Server {
             self.reject(now, id, "connect request timed out");
         }
         self.rejected.retain(|_, (_, until)| *until > now);
-        // Drained connections leave once their events are collected.
-        let drained: Vec<ConnectionId> = self.connections.iter().filter(|(_, e)| e.conn.is_drained() && !e.dirty).map(|(&id, _)| id).collect();
-        for id in drained {
-            self.retire(now, id);
-        }
+        // Drained connections leave in `poll_transmit`, once their events are collected.
         self.retired.retain(|_, until| *until > now);
     }
 
