@@ -149,3 +149,45 @@ fn malformed_data_does_not_complete_the_handshake() {
     assert_eq!(client.state(), State::Connecting);
     assert_eq!(client.poll_event(), None);
 }
+
+#[test]
+fn server_times_out_many_silent_connections_each_once() {
+    use ricochet_core::Server;
+    let cfg = Config { idle_timeout_us: 1_000_000, keepalive_interval_us: 200_000, ..Config::default() };
+    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
+    let mut buf = vec![0u8; 1500];
+    let mut clients: Vec<Connection> = (0..300).map(|i| Connection::client(cfg.clone(), 0, 1000 + i, b"").unwrap()).collect();
+    for c in &mut clients {
+        while let Some(n) = c.poll_transmit(0, &mut buf) {
+            server.handle_datagram(0, &buf[..n]).unwrap();
+        }
+    }
+    while let Some((id, ev)) = server.poll_event() {
+        if let Event::ConnectRequest { .. } = ev {
+            server.accept(0, id);
+        }
+    }
+    while server.poll_transmit(0, &mut buf).is_some() {}
+    assert_eq!(server.connection_count(), 300);
+    // The clients fall silent: step the server through its own deadlines.
+    let mut closed = 0;
+    let mut steps = 0;
+    while let Some(t) = server.poll_timeout() {
+        steps += 1;
+        assert!(steps < 100_000, "server timers never settle");
+        server.handle_timeout(t);
+        while server.poll_transmit(t, &mut buf).is_some() {}
+        while let Some((_, ev)) = server.poll_event() {
+            if let Event::Closed(r) = ev {
+                assert_eq!(r, CloseReason::IdleTimeout);
+                assert!((1_000_000..=1_100_000).contains(&t), "closed at {t}");
+                closed += 1;
+            }
+        }
+        if server.connection_count() == 0 && t > 2_000_000 {
+            break;
+        }
+    }
+    assert_eq!(closed, 300);
+    assert_eq!(server.connection_count(), 0);
+}
