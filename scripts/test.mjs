@@ -82,6 +82,18 @@ async function main() {
     exec('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 'echo_server', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]),
   );
   await step('browser tests (playwright, chromium)', () => playwright());
+  await step('impaired-link emulator tests (TUN + network namespaces)', () =>
+    exec(process.execPath, [join(ROOT, 'netem', 'run-tests.mjs')], {
+      onLine: (line) => {
+        const m = line.match(/^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/);
+        if (m) {
+          totals.passed += +m[1];
+          totals.failed += +m[2];
+          totals.skipped += +(m[3] ?? 0);
+        }
+      },
+    }),
+  );
 }
 
 /** The relay's WebTransport addon (Rust) and its TypeScript bundle. */
