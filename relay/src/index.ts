@@ -8,3 +8,4 @@ export type { TokenClaims, MintOptions } from './token.js';
 export { RELAY_CLOSE } from './errors.js';
 export type { RelayCloseCode } from './errors.js';
 export { createLogger } from './log.js';
+export type { ImpairmentSpec } from './impairment.js';

@@ -2,6 +2,7 @@
 // environment variables, then command-line flags. Validated once.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { NETWORK_PROFILES } from '@ricochet/sdk';
 
 export interface RelayOptions {
   /** Address to listen on. Default 127.0.0.1. */
@@ -32,6 +33,14 @@ export interface RelayOptions {
   drainMs: number;
   /** Production mode refuses development endpoints. Default false. */
   production: boolean;
+  /**
+   * Simulated network applied to every session both ways (a simulator preset:
+   * lan, wifi, mobile_lossy, s1_5pct, …), for testing games under loss with
+   * no root. Default none. Refused in production mode.
+   */
+  impairment?: string;
+  /** Serve POST/GET /test/impairment to change impairment live. Default false; refused in production mode. */
+  testControl: boolean;
   /** PEM certificate and key for WebTransport; default: self-signed, rotated before expiry. */
   certFile?: string;
   keyFile?: string;
@@ -51,6 +60,7 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   idleTimeoutMs: 30_000,
   drainMs: 10_000,
   production: false,
+  testControl: false,
 };
 
 export function validate(o: RelayOptions): RelayOptions {
@@ -73,6 +83,9 @@ export function validate(o: RelayOptions): RelayOptions {
     const v = o[k];
     if (!Number.isInteger(v) || v < min || v > max) fail(`${k} must be an integer in ${min}..${max}, got ${String(v)}`);
   }
+  if (o.production && (o.testControl || o.impairment)) fail('testControl and impairment are refused in production mode');
+  if (o.impairment !== undefined && !(NETWORK_PROFILES as readonly string[]).includes(o.impairment))
+    fail(`impairment must be one of ${NETWORK_PROFILES.join(', ')}, got ${JSON.stringify(o.impairment)}`);
   for (const b of o.allowBackends) if (!/^[^:\s]+:(\d{1,5}|\*)$/.test(b)) fail(`allowBackends entry ${JSON.stringify(b)} is not "host:port" or "host:*"`);
   return o;
 }
@@ -106,14 +119,14 @@ function coerce(key: keyof RelayOptions, raw: string): unknown {
 export function loadOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): RelayOptions {
   const flags: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
   const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  for (const k of [...Object.keys(DEFAULTS), 'tokenSecret', 'certFile', 'keyFile']) {
+  for (const k of [...Object.keys(DEFAULTS), 'tokenSecret', 'certFile', 'keyFile', 'impairment']) {
     flags[kebab(k)] = { type: typeof (DEFAULTS as Record<string, unknown>)[k] === 'boolean' ? 'boolean' : 'string' };
   }
   const { values } = parseArgs({ args: argv, options: flags, strict: true, allowPositionals: false });
   let o: Record<string, unknown> = { ...DEFAULTS };
   if (typeof values.config === 'string') o = { ...o, ...JSON.parse(readFileSync(values.config, 'utf8')) };
   for (const [name, key] of Object.entries(ENV)) if (env[name] !== undefined) o[key] = coerce(key, env[name]!);
-  for (const k of [...Object.keys(DEFAULTS), 'tokenSecret', 'certFile', 'keyFile'] as (keyof RelayOptions)[]) {
+  for (const k of [...Object.keys(DEFAULTS), 'tokenSecret', 'certFile', 'keyFile', 'impairment'] as (keyof RelayOptions)[]) {
     const v = values[kebab(k)];
     if (v !== undefined) o[k] = typeof v === 'string' ? coerce(k, v) : v;
   }

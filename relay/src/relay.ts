@@ -7,6 +7,7 @@ import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { RelayMetrics } from './metrics.js';
 import { backendAllowed, validate, type RelayOptions } from './options.js';
+import type { ImpairmentSpec } from './impairment.js';
 import { Session, type ClientLink } from './session.js';
 import { TokenError, verifyToken } from './token.js';
 import { WsListener } from './ws-listener.js';
@@ -31,10 +32,28 @@ export class Relay {
   private ws: WsListener | null = null;
   private wt: WtListener | null = null;
   private draining = false;
+  private impairment: ImpairmentSpec | null;
 
   constructor(options: RelayOptions, log?: Logger) {
     this.options = validate(options);
     this.log = log ?? createLogger();
+    this.impairment = (this.options.impairment as ImpairmentSpec | undefined) ?? null;
+  }
+
+  /** Impair every live and future session (null removes it). Test use only. */
+  setImpairment(spec: ImpairmentSpec | null): void {
+    if (this.options.production) throw new Error('impairment is refused in production mode');
+    this.impairment = spec;
+    for (const s of this.sessions.values()) s.setImpairment(spec);
+    this.log.warn({ impairment: spec }, 'impairment changed');
+  }
+
+  /** Per-session counters of the simulated links, while impaired. */
+  impairmentReport() {
+    return {
+      impairment: this.impairment,
+      sessions: [...this.sessions.values()].map((s) => ({ id: s.id, sub: s.claims.sub, counters: s.impairmentCounters() })),
+    };
   }
 
   get sessionCount(): number {
@@ -109,6 +128,7 @@ export class Relay {
     this.sessions.set(session.id, session);
     this.liveTokens.add(claims.jti);
     this.metrics.sessions.inc({ transport: link.transport });
+    if (this.impairment) session.setImpairment(this.impairment);
     this.log.info({ session: session.id, sub: claims.sub, backend: claims.backend, transport: link.transport }, 'session open');
     session.start();
     return session;
@@ -131,6 +151,19 @@ export class Relay {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
       res.end(await this.metrics.registry.metrics());
       return;
+    }
+    if (path === '/test/impairment' && this.options.testControl && !this.options.production) {
+      if (req.method === 'POST') {
+        try {
+          const body = JSON.parse(await readBody(req, 4096)) as { profile?: string; up?: object; down?: object; off?: boolean };
+          const spec = body.off ? null : body.profile ? (body.profile as ImpairmentSpec) : body.up && body.down ? ({ up: body.up, down: body.down } as ImpairmentSpec) : undefined;
+          if (spec === undefined) return json(400, { error: 'expected {profile}, {up, down} or {off: true}' });
+          this.setImpairment(spec);
+        } catch (e) {
+          return json(400, { error: (e as Error).message });
+        }
+      }
+      return json(200, this.impairmentReport());
     }
     if (path === '/cert-hash' && !this.options.production) {
       const a = this.addresses();
@@ -158,4 +191,21 @@ export class Relay {
     this.http?.closeAllConnections();
     this.log.info('relay stopped');
   }
+}
+
+/** A request body of at most `max` bytes. */
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => {
+      body += c;
+      if (body.length > max) {
+        reject(new Error('body too large'));
+        req.destroy();
+      }
+    });
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
 }

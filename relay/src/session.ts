@@ -8,6 +8,7 @@ import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
 import type { Logger } from './log.js';
 import type { RelayMetrics, TransportName } from './metrics.js';
 import type { RelayOptions } from './options.js';
+import { SessionImpairment, type ImpairmentSpec } from './impairment.js';
 import { TokenBucket } from './rate-limit.js';
 import type { TokenClaims } from './token.js';
 
@@ -37,6 +38,7 @@ export class Session {
   private lastActivity = Date.now();
   private timers: NodeJS.Timeout[] = [];
   private ended = false;
+  private impairment: SessionImpairment | null = null;
 
   constructor(
     readonly id: number,
@@ -98,9 +100,32 @@ export class Session {
     this.lastActivity = Date.now();
     this.metrics.datagrams.inc({ direction: 'to_backend', transport: this.transport });
     this.metrics.bytes.inc({ direction: 'to_backend', transport: this.transport }, d.length);
+    if (this.impairment) this.impairment.fromClient(d.slice());
+    else this.towardBackend(d);
+  }
+
+  private towardBackend(d: Uint8Array): void {
+    if (this.ended) return;
     if (this.connected) this.sendBackend(d);
     else if (this.pending.length < PENDING_LIMIT) this.pending.push(d.slice());
     else this.metrics.drops.inc({ reason: 'backend_connecting' });
+  }
+
+  /** Apply (or with null, remove) simulated network impairment both ways. */
+  setImpairment(spec: ImpairmentSpec | null): void {
+    this.impairment?.close();
+    this.impairment = spec
+      ? new SessionImpairment(
+          spec,
+          (d) => this.towardBackend(d),
+          (d) => this.towardClient(d),
+        )
+      : null;
+  }
+
+  /** What the session's simulated links did, if impaired. */
+  impairmentCounters() {
+    return this.impairment?.counters() ?? null;
   }
 
   private sendBackend(d: Uint8Array): void {
@@ -115,6 +140,12 @@ export class Session {
   private fromBackend(msg: Buffer): void {
     if (this.ended) return;
     this.lastActivity = Date.now();
+    if (this.impairment) this.impairment.fromBackend(msg);
+    else this.towardClient(msg);
+  }
+
+  private towardClient(msg: Uint8Array): void {
+    if (this.ended) return;
     this.toClient.push(msg);
     this.metrics.datagrams.inc({ direction: 'to_client', transport: this.transport });
     this.metrics.bytes.inc({ direction: 'to_client', transport: this.transport }, msg.length);
@@ -157,6 +188,8 @@ export class Session {
     this.socket = null;
     this.pending = [];
     this.toClient = [];
+    this.impairment?.close();
+    this.impairment = null;
     this.onEnd(this, code);
   }
 }
