@@ -19,5 +19,6 @@ const common = { bundle: true, platform: 'node', target: 'node20', format: 'esm'
 await Promise.all([
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'cli.ts')], outfile: out, banner: { js: '#!/usr/bin/env node' } }),
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'index.ts')], outfile: join(RELAY, 'dist', 'index.js') }),
+  esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'testing.ts')], outfile: join(RELAY, 'dist', 'testing.js') }),
 ]);
 console.log('[relay build] built dist/cli.js, dist/index.js');

@@ -1,0 +1,31 @@
+// The portable impairment path: a browser session through a relay that
+// simulates 5 % loss each way (20 ms RTT, 2 ms jitter) — no namespaces, no root.
+import { expect, test } from '../fixtures.js';
+import { startStack } from '../stack.js';
+
+test.use({ profile: 's1_5pct' });
+
+test('under the relay’s simulated 5 % loss, reliable channels arrive whole and in order over WebTransport', async ({ page, impairedRelay }) => {
+  // The test page and SDK are served by the regular stack's static server.
+  const web = await startStack();
+  try {
+    await page.goto(web.pageUrl);
+    await page.waitForFunction(() => 'ricochetEcho' in window);
+    const r = await page.evaluate(
+      (o) => (window as unknown as { ricochetEcho: (o: unknown) => Promise<Record<string, unknown>> }).ricochetEcho(o),
+      { relayHttp: impairedRelay.httpUrl, token: impairedRelay.token(), pings: 100, reliablePerChannel: 1000, unreliable: 300 },
+    );
+    const report = impairedRelay.relay.impairmentReport();
+    console.log(JSON.stringify({ test: 'relay-impairment-s1_5pct', kind: r.kind, rttP50: r.rttP50, rttP99: r.rttP99, received: r.received, retransmissions: r.retransmissions }));
+    expect(r.kind).toBe('webtransport');
+    expect(r.ordered0).toBe(true);
+    expect(r.ordered1).toBe(true);
+    expect(r.receipts).toBe(r.messages);
+    expect(r.retransmissions as number).toBeGreaterThan(0);
+    expect((r.rttP50 as number) >= 19).toBe(true); // 10 ms each way in the simulator
+    expect((r.received as number[])[2]).toBeLessThan(300); // unreliable echoes lost on the way
+    expect(report.impairment).toBe('s1_5pct');
+  } finally {
+    await web.stop();
+  }
+});
