@@ -7,7 +7,7 @@ import { buildWasm } from './build-wasm.mjs';
 import { ROOT, isMain, run, setup } from './setup.mjs';
 
 export function build({ force = false } = {}) {
-  setup();
+  setup({ browser: false }); // npm start and npm run build need no browser
   buildWasm({ force });
   // A child process: the SDK build imports esbuild, which setup may just have installed.
   run(process.execPath, [join(ROOT, 'sdk', 'scripts', 'build.mjs'), ...(force ? ['--force'] : [])], { quiet: true });
