@@ -1,0 +1,161 @@
+// The system under test across a real impaired link (netem/lab.mjs, root):
+// namespace B runs the native echo server (on B's 127.0.0.1), the relay (on
+// B's link address) and a static server for the test page; namespace A runs
+// headless Chromium, launched through a wrapper script that enters A. Every
+// byte between the browser and the relay crosses ricochet-netem's emulated
+// link. Only loopback and the lab's 10.77.x.y addresses are ever used.
+import type { ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium, type Browser } from '@playwright/test';
+import { mintToken } from '@ricochet/relay';
+import { ECHO_BIN, ROOT, SECRET } from './stack.js';
+
+/** The parts of netem/lab.mjs's Lab used here (lab.mjs is untyped JS). */
+export interface Lab {
+  id: string;
+  nsA: string;
+  nsB: string;
+  addrA: string;
+  addrB: string;
+  config: unknown;
+  exec(ns: string, cmd: string, args?: string[], options?: Record<string, unknown>): ChildProcess;
+  stats(): Promise<LabStats>;
+  close(): Promise<void>;
+}
+export interface DirectionStats {
+  packets_in: number;
+  delivered: number;
+  lost: number;
+  queue_dropped: number;
+  oversize_dropped: number;
+  in_flight: number;
+  delay_us: { mean: number; p50: number; p99: number; max: number };
+  late_us: { mean: number; p50: number; p99: number; max: number };
+}
+export interface LabStats {
+  a_to_b: DirectionStats;
+  b_to_a: DirectionStats;
+}
+export interface LabOptions {
+  profile?: string;
+  settings?: Record<string, unknown>;
+  seed?: number;
+}
+
+const LAB_MODULE = join(ROOT, 'netem', 'lab.mjs');
+const RELAY_CLI = join(ROOT, 'relay', 'dist', 'cli.js');
+const STATIC_SERVER = join(ROOT, 'e2e', 'netem-static.mjs');
+
+export async function createLab(o: LabOptions): Promise<Lab> {
+  // A computed specifier: lab.mjs has no type declarations.
+  const mod = (await import(LAB_MODULE)) as { createLab(o: LabOptions): Promise<Lab> };
+  return mod.createLab(o);
+}
+
+/** Resolve with the first JSON line on `child`'s stdout with event `event`. */
+function waitEvent(child: ChildProcess, event: string, label: string, ms = 15_000): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const t = setTimeout(() => reject(new Error(`${label}: no ${event} line within ${ms} ms`)), ms);
+    lines.on('line', (l) => {
+      try {
+        const m = JSON.parse(l);
+        if (m.event === event) {
+          clearTimeout(t);
+          resolve(m);
+        }
+      } catch {
+        // not JSON: ignore
+      }
+    });
+    child.once('exit', (c, s) => {
+      clearTimeout(t);
+      reject(new Error(`${label} exited (${s ?? c})`));
+    });
+    child.once('error', (e) => {
+      clearTimeout(t);
+      reject(new Error(`${label}: ${e.message}`));
+    });
+  });
+}
+
+export interface NetemStack {
+  lab: Lab;
+  /** http://<addrB>:<port>/echo.html, served from namespace B. */
+  pageUrl: string;
+  /** The relay's HTTP origin in namespace B (WebSocket, /cert-hash). */
+  relayHttp: string;
+  relayInfo: Record<string, unknown>;
+  backend: string;
+  token(): string;
+  /** Headless Chromium inside namespace A (Playwright's pipe survives `ip netns exec`). */
+  launchBrowser(args?: string[]): Promise<Browser>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A lab with the echo server, relay and page server in B. On any failure the
+ * lab is closed before the error is thrown; stop() closes it otherwise.
+ */
+export async function startNetemStack(o: LabOptions): Promise<NetemStack> {
+  const lab = await createLab(o);
+  const tmp = mkdtempSync(join(tmpdir(), `ricochet-e2e-netem-${lab.id}-`));
+  const browsers: Browser[] = [];
+  const stop = async () => {
+    try {
+      await Promise.allSettled(browsers.map((b) => b.close()));
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+      await lab.close();
+    }
+  };
+  try {
+    const env = { ...process.env, RICOCHET_LOG_LEVEL: process.env.RICOCHET_LOG_LEVEL ?? 'warn' };
+    const stdio = ['pipe', 'pipe', 'inherit'];
+    // The echo server binds 127.0.0.1 only: B's own loopback, where the relay reaches it.
+    const echo = lab.exec(lab.nsB, ECHO_BIN, ['--port', '0'], { stdio, rt: false });
+    const echoPort = (await waitEvent(echo, 'listening', 'echo server')).port as number;
+    const backend = `127.0.0.1:${echoPort}`;
+    const relay = lab.exec(
+      lab.nsB,
+      process.execPath,
+      [RELAY_CLI, '--host', lab.addrB, '--http-port', '0', '--wt-port', '0', '--token-secret', SECRET, '--allow-backends', backend],
+      { stdio, env },
+    );
+    const relayInfo = await waitEvent(relay, 'listening', 'relay');
+    const web = lab.exec(lab.nsB, process.execPath, [STATIC_SERVER, lab.addrB], { stdio, env });
+    const webPort = (await waitEvent(web, 'listening', 'static server')).port as number;
+    // Keep draining stdout (relay warnings, echo connect logs) so pipes never fill.
+    for (const c of [echo, relay, web]) c.stdout!.resume();
+    const pageOrigin = `http://${lab.addrB}:${webPort}`;
+    const relayHttp = `http://${lab.addrB}:${relayInfo.httpPort}`;
+    const wrapper = join(tmp, 'chromium-in-netns.sh');
+    const chromiumBin = process.env.RICOCHET_CHROMIUM ?? '/usr/bin/chromium';
+    writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec '${lab.nsA}' '${chromiumBin}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    return {
+      lab,
+      pageUrl: `${pageOrigin}/echo.html`,
+      relayHttp,
+      relayInfo,
+      backend,
+      token: () => mintToken(SECRET, { sub: 'e2e-netem', backend, ttlSeconds: 300 }),
+      async launchBrowser(args: string[] = []) {
+        const b = await chromium.launch({
+          executablePath: wrapper,
+          // Not localhost, so not a secure context by default: WebTransport needs one.
+          args: [...args, `--unsafely-treat-insecure-origin-as-secure=${pageOrigin},${relayHttp},ws://${lab.addrB}:${relayInfo.httpPort}`],
+        });
+        browsers.push(b);
+        return b;
+      },
+      stop,
+    };
+  } catch (e) {
+    await stop().catch(() => {});
+    throw e;
+  }
+}
