@@ -193,8 +193,8 @@ impl Connection {
         s.rtt_var_us = self.rtt.var();
         s.min_rtt_us = self.rtt.min();
         s.loss_in = self.received.loss_in();
-        let eliciting = self.stats.packets_out.max(1) as f64;
-        s.loss_out = self.stats.packets_lost as f64 / eliciting;
+        // Only ack-eliciting packets are tracked for loss; pure ACKs are not.
+        s.loss_out = self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
         s.congestion_window = self.cc.window();
         s.bytes_in_flight = self.sent.bytes_in_flight();
         s.send_buffer_bytes = self.send_buffered as u64;

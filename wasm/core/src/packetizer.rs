@@ -162,6 +162,7 @@ impl Connection {
         self.stats.overhead_bytes_out += (n - payload) as u64;
         if eliciting {
             self.probes_due = self.probes_due.saturating_sub(1);
+            self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
             self.cc.on_sent(now, n as u64);
             self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks });

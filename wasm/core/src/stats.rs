@@ -25,6 +25,8 @@ pub struct Stats {
     pub bytes_in: u64,
     /// Packets declared lost.
     pub packets_lost: u64,
+    /// Ack-eliciting packets sent (the ones tracked for loss).
+    pub eliciting_packets_out: u64,
     /// Message fragments sent again after loss or on probe.
     pub retransmissions: u64,
     /// Packets received twice (dropped).

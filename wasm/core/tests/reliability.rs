@@ -172,3 +172,24 @@ fn long_stream_survives_packet_number_and_sequence_wraparound() {
     assert!(p.server_messages(0).iter().enumerate().all(|(i, d)| check(d) == i as u32));
     assert_eq!(p.client.stats().malformed + p.server_conn().unwrap().stats().malformed, 0);
 }
+
+#[test]
+fn measured_loss_each_way_matches_the_link() {
+    let mut p = Pair::over(NetworkProfile::s1(LossModel::iid(0.05)), 3);
+    assert!(p.connect());
+    for i in 0..3000 {
+        p.client.send(p.now, 0, payload(i, 400)).unwrap();
+        let id = p.client.id();
+        p.server.send(p.now, id, 0, payload(i, 100)).unwrap();
+        p.run_for(16_667);
+    }
+    p.run_for(2_000_000);
+    let s = p.client.stats();
+    let (up, down) = p.net.stats();
+    let up_loss = up.lost as f64 / up.sent as f64;
+    let down_loss = down.lost as f64 / down.sent as f64;
+    assert!((s.loss_out - up_loss).abs() < 0.01, "loss out {} vs link {}", s.loss_out, up_loss);
+    assert!((s.loss_in - down_loss).abs() < 0.01, "loss in {} vs link {}", s.loss_in, down_loss);
+    // RTT stays near the path's 20 ms despite lost ACKs.
+    assert!((20_000..26_000).contains(&s.rtt_us), "srtt {}", s.rtt_us);
+}
