@@ -2,12 +2,13 @@
 // the relay (WebTransport + WebSocket) and a static server for the test page
 // and the built SDK. Only 127.0.0.1 is ever used.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { createServer, type Server as HttpServer } from 'node:http';
+import { existsSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import { createInterface } from 'node:readline';
-import { dirname, extname, join, normalize, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Relay, DEFAULTS, createLogger, mintToken } from '@ricochet/relay';
+import { createStaticServer } from './static-server.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const SECRET = 'e2e-secret-0123456789abcdef';
@@ -46,23 +47,9 @@ export async function startEcho(args: string[] = []): Promise<{ port: number; pr
   return { port, proc };
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.map': 'application/json' };
-
-/** Static files: /sdk/* from sdk/dist, everything else from e2e/pages. */
+/** The page and SDK server on 127.0.0.1. */
 function startStatic(): Promise<HttpServer> {
-  const pages = join(ROOT, 'e2e', 'pages');
-  const sdk = join(ROOT, 'sdk', 'dist');
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    const [base, rel] = path.startsWith('/sdk/') ? [sdk, path.slice(5)] : [pages, path.slice(1) || 'index.html'];
-    const file = normalize(join(base, rel));
-    if (!file.startsWith(base) || !existsSync(file) || !statSync(file).isFile()) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-    createReadStream(file).pipe(res);
-  });
+  const server = createStaticServer();
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }
 
