@@ -346,6 +346,12 @@ impl Connection {
             self.received.on_duplicate(now);
             return Err(DropReason::Duplicate);
         }
+        // The peer was silent for longer than a probe timeout and is back (a
+        // resumed transport, a healed path): probe at the base interval again
+        // instead of waiting out a backoff grown while nothing could arrive.
+        if self.pto_count > 0 && now.saturating_sub(self.last_received) > self.rtt.pto_base(self.config.max_ack_delay_us) {
+            self.pto_count = 0;
+        }
         self.last_received = now;
         self.stats.packets_in += 1;
         self.stats.bytes_in += datagram.len() as u64;
@@ -535,6 +541,23 @@ impl Connection {
             self.send_buffered -= r.bytes;
             self.events.push_back(Event::Lost(r.id));
         }
+    }
+
+    /// The host moved this connection onto a new path: a new transport after
+    /// the old one died, or a forced switch. Probe at once (resend the oldest
+    /// unacknowledged data, or a PING; a connecting client resends HELLO)
+    /// instead of waiting out a probe timeout that backed off while the old
+    /// path was dead. Loss detection and retransmission then proceed as usual.
+    pub fn handle_path_change(&mut self, now: u64) {
+        match self.state {
+            State::Connecting if self.side == Side::Client => self.hello_due = true,
+            State::Connected => {
+                self.on_probe_timeout();
+                self.pto_count = 0;
+            }
+            _ => return,
+        }
+        self.refresh_timers();
     }
 
     /// Call when `poll_timeout`'s deadline has passed.

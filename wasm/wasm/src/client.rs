@@ -67,6 +67,12 @@ impl Client {
         self.conn.handle_timeout(micros(now));
     }
 
+    /// The run loop moved the connection onto a new transport.
+    #[wasm_bindgen(js_name = handlePathChange)]
+    pub fn handle_path_change(&mut self, now: f64) {
+        self.conn.handle_path_change(micros(now));
+    }
+
     /// Send the message already written at `ioReserve`.
     pub fn send(&mut self, now: f64, channel: u8, len: usize) -> f64 {
         let data = self.io.get(len).to_vec();
