@@ -182,6 +182,8 @@ export class Server extends Emitter<ServerEvents> {
         const verdict = this.decide({ id, payload: readOut(core.eventPtr(), core.eventLen()) });
         if (verdict === true) core.accept(this.clock.now(), id);
         else if (typeof verdict === 'string') core.reject(this.clock.now(), id, verdict);
+        // The WELCOME/REJECT is queued now, after this flush's transmit pass.
+        if (verdict !== undefined) this.scheduleFlush();
         break;
       }
       case EV.CONNECTED:
