@@ -7,6 +7,7 @@ import { RicochetError, sendError, type ErrorCode } from './errors.js';
 import { coreConfig } from './core-config.js';
 import { handshakeBytes, resolveChannels, type ConnectionOptions, type ResolvedChannel } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
+import { Outage, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
 import { wasm } from './wasm.js';
 
@@ -35,6 +36,10 @@ export interface ConnectionEvents extends Record<string, unknown> {
   lost: { id: number };
   close: CloseEvent;
   stats: ConnectionStats;
+  /** The transport died (or `switchTransport` was called); the session waits for a new one. Sends still queue. */
+  reconnecting: { reason: string };
+  /** The session continues on a new transport: something arrived on it `downtimeMs` after the old one died. */
+  resumed: { downtimeMs: number; attempts: number; transport: string };
 }
 
 const CLOSE_CODES: Record<CloseKind, ErrorCode> = {
@@ -46,12 +51,22 @@ const CLOSE_CODES: Record<CloseKind, ErrorCode> = {
   transport: 'RICOCHET_ERR_TRANSPORT_CLOSED',
 };
 
+/** How often timers are serviced while nothing can be sent, µs. */
+const BLOCKED_RECHECK_US = 10_000;
+
 type CoreClient = InstanceType<ReturnType<typeof wasm>['Client']>;
 
-export type ConnectionState = 'connecting' | 'open' | 'closing' | 'closed';
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
 
 export class Connection extends Emitter<ConnectionEvents> {
-  readonly transport: Transport;
+  /** The current transport; null while reconnecting. */
+  private current: Transport | null = null;
+  /** The last transport attached (kept after close for inspection). */
+  private last: Transport;
+  private readonly resume: ResumeSettings | null;
+  private outage: Outage | null = null;
+  private lastHeardUs = 0;
+  private cancelSilence: (() => void) | null = null;
   readonly channels: readonly ResolvedChannel[];
   private core: CoreClient | null;
   private readonly clock: Clock;
@@ -66,9 +81,10 @@ export class Connection extends Emitter<ConnectionEvents> {
   /** Starts connecting at once over `transport`; await `ready` or listen for `open`. */
   constructor(transport: Transport, options: ConnectionOptions = {}) {
     super();
-    this.transport = transport;
+    this.last = transport;
     this.channels = resolveChannels(options.channels);
     this.clock = options.clock ?? realClock;
+    this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const cfg = coreConfig(options, transport.maxDatagramSize, true);
     const seed = options.seed ?? Math.floor(Math.random() * 2 ** 52);
     try {
@@ -86,12 +102,38 @@ export class Connection extends Emitter<ConnectionEvents> {
       });
     });
     this.opened.catch(() => {}); // the rejection is also delivered as a `close` event
-    transport.onDatagram((d) => this.handleDatagram(d));
-    transport.onClose((reason) => this.transportClosed(reason));
-    transport.onWritable?.(() => this.drain());
+    this.attach(transport);
     const interval = options.statsIntervalMs ?? 0;
     if (interval > 0) this.statsTimer = setInterval(() => this._state === 'open' && this.emit('stats', this.stats()), interval);
     this.drain();
+  }
+
+  /** The transport in use (during a reconnect, the last one). */
+  get transport(): Transport {
+    return this.current ?? this.last;
+  }
+
+  /**
+   * Move the session onto another transport now (e.g. a user's "force
+   * WebSocket"): the old one is closed, nothing queued or in flight is lost,
+   * and `reconnecting`/`resumed` are emitted as for a dead transport.
+   */
+  switchTransport(transport: Transport): void {
+    if (this.core === null || this._state !== 'open') {
+      transport.close();
+      throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', 'switchTransport needs an open connection');
+    }
+    const old = this.current;
+    this.detach('switched transport');
+    old?.close();
+    // The first attempt is the given transport; if it fails, the app's reconnect (if any) takes over.
+    const next = this.resume?.reconnect;
+    const reconnect = async (info: { attempt: number; reason: string }) => {
+      if (info.attempt === 1) return transport;
+      if (next) return next(info);
+      throw new Error(`the transport switched to closed: ${info.reason}`);
+    };
+    this.outage = new Outage({ reconnect, windowMs: this.resume?.windowMs ?? 10_000, silenceMs: 0 }, this.resumeHost(), 'switched transport');
   }
 
   /** Resolves once connected; rejects with the close error if it never does. */
@@ -151,9 +193,25 @@ export class Connection extends Emitter<ConnectionEvents> {
     throw new RicochetError('RICOCHET_ERR_UNKNOWN_CHANNEL', `unknown channel ${String(channel)}`, data);
   }
 
+  /** Route a transport's datagrams, closes and wakeups here while it is the current one. */
+  private attach(t: Transport): void {
+    this.current = t;
+    this.last = t;
+    t.onDatagram((d) => this.current === t && this.handleDatagram(d));
+    t.onClose((reason) => this.current === t && this.transportClosed(reason));
+    t.onWritable?.(() => this.current === t && this.drain());
+  }
+
   private handleDatagram(d: Uint8Array): void {
     const core = this.core;
     if (core === null) return;
+    this.lastHeardUs = this.clock.now();
+    if (this.outage !== null) {
+      const r = this.outage.proven();
+      this.outage = null;
+      this._state = 'open';
+      this.emit('resumed', { ...r, transport: this.last.kind });
+    }
     const len = writeIn(core, d);
     core.handleDatagram(this.clock.now(), len);
     this.drain();
@@ -190,8 +248,9 @@ export class Connection extends Emitter<ConnectionEvents> {
     const core = this.core;
     if (core === null) return;
     const now = this.clock.now();
-    const t = this.transport;
-    while (t.canSend?.() ?? true) {
+    const t = this.current;
+    // No transport (reconnecting): messages wait in the core, as when a socket stalls.
+    while (t !== null && (t.canSend?.() ?? true)) {
       const n = core.pollTransmit(now);
       if (n < 0) break;
       t.send(viewOut(core.txPtr(), n));
@@ -206,7 +265,13 @@ export class Connection extends Emitter<ConnectionEvents> {
   private armTimer(core: CoreClient): void {
     this.cancelTimer?.();
     this.cancelTimer = null;
-    const at = core.pollTimeout();
+    let at = core.pollTimeout();
+    // With nowhere to send (reconnecting, or a stalled socket), a deadline
+    // that wants a datagram out stays due; re-arming it at once would spin.
+    // Check again a little later instead; a new transport or onWritable
+    // drains at once anyway.
+    const t = this.current;
+    if (at >= 0 && (t === null || !(t.canSend?.() ?? true))) at = Math.max(at, this.clock.now() + BLOCKED_RECHECK_US);
     if (at >= 0) this.cancelTimer = this.clock.at(at, () => this.onTimer());
     else if (core.state() === 3) this.dispose();
   }
@@ -215,6 +280,8 @@ export class Connection extends Emitter<ConnectionEvents> {
     switch (kind) {
       case EV.CONNECTED:
         this._state = 'open';
+        this.lastHeardUs = this.clock.now();
+        this.watchSilence();
         this.emit('open', undefined);
         break;
       case EV.MESSAGE: {
@@ -247,8 +314,64 @@ export class Connection extends Emitter<ConnectionEvents> {
 
   private transportClosed(reason: string): void {
     if (this.core === null) return;
+    if (this.outage !== null) {
+      // A transport adopted for a resume closed before anything arrived on it.
+      this.current = null;
+      return this.outage.attemptFailed(reason);
+    }
+    if (this.resume !== null && this._state === 'open') {
+      this.detach(reason);
+      this.outage = new Outage(this.resume, this.resumeHost(), reason);
+      return;
+    }
     this.finish({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason });
     this.dispose();
+  }
+
+  /** The session loses its transport; it waits (sends queue in the core) for a new one. */
+  private detach(reason: string): void {
+    this.current = null;
+    this._state = 'reconnecting';
+    this.emit('reconnecting', { reason });
+  }
+
+  private resumeHost() {
+    return {
+      clock: this.clock,
+      adopt: (t: Transport) => {
+        if (this.core === null) {
+          t.close();
+          return false;
+        }
+        this.attach(t);
+        this.core.handlePathChange(this.clock.now());
+        this.drain();
+        return true;
+      },
+      giveUp: (reason: string) => {
+        this.outage = null;
+        this.finish({ kind: 'transport', code: 'RICOCHET_ERR_RESUME_FAILED', closeCode: 0, reason });
+        this.dispose();
+      },
+    };
+  }
+
+  /** With reconnect on: a transport that delivers nothing for silenceTimeoutMs is treated as dead. */
+  private watchSilence(): void {
+    const ms = this.resume?.silenceMs ?? 0;
+    if (ms <= 0 || this.core === null) return;
+    const check = () => {
+      this.cancelSilence = null;
+      if (this.core === null) return;
+      const now = this.clock.now();
+      if (this._state === 'open' && this.current !== null && now - this.lastHeardUs >= ms * 1000) {
+        const dead = this.current;
+        this.transportClosed(`nothing arrived for ${ms} ms`);
+        dead.close();
+      }
+      this.cancelSilence = this.clock.at(Math.max(now, this.lastHeardUs) + ms * 1000, check);
+    };
+    this.cancelSilence = this.clock.at(this.lastHeardUs + ms * 1000, check);
   }
 
   /** Release the wasm side once nothing more can happen. */
@@ -256,12 +379,17 @@ export class Connection extends Emitter<ConnectionEvents> {
     this._state = 'closed';
     this.cancelTimer?.();
     this.cancelTimer = null;
+    this.cancelSilence?.();
+    this.cancelSilence = null;
+    this.outage?.stop();
+    this.outage = null;
     if (this.statsTimer !== null) clearInterval(this.statsTimer);
     this.statsTimer = null;
     this.core?.free();
     this.core = null;
     // The session is over: release the socket / WebTransport session too.
-    this.transport.close();
+    this.current?.close();
+    this.current = null;
   }
 }
 

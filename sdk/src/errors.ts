@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   RICOCHET_ERR_CLOSED_BY_PEER: 'The peer closed the connection; `closeCode` and `reason` say why.',
   RICOCHET_ERR_CLOSED_LOCALLY: 'close() was called on this side.',
   RICOCHET_ERR_TRANSPORT_CLOSED: 'The underlying transport (socket) closed.',
+  RICOCHET_ERR_RESUME_FAILED: 'The transport died and no new one resumed the session within resumeWindowMs (or the relay refused the resume); `reason` says why.',
   RICOCHET_ERR_TRANSPORT_UNAVAILABLE: 'This runtime lacks the transport (e.g. no WebTransport in this browser).',
   RICOCHET_ERR_TRANSPORT_FAILED: 'The transport could not be opened (refused, blocked, or timed out); the message says which.',
 } as const;

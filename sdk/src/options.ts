@@ -1,6 +1,7 @@
 // Connection options: documented defaults, merged and validated once.
 import { RicochetError } from './errors.js';
 import type { Clock } from './clock.js';
+import type { ResumeOptions } from './resume.js';
 
 export type ChannelKind = 'reliable-ordered' | 'reliable-unordered' | 'unreliable-sequenced' | 'unreliable';
 
@@ -14,7 +15,7 @@ export interface ChannelOptions {
   maxAgeMs?: number;
 }
 
-export interface ConnectionOptions {
+export interface ConnectionOptions extends ResumeOptions {
   /** Channels by index. Default: one of each kind, in the order of `ChannelKind`. */
   channels?: (ChannelKind | ChannelOptions)[];
   /** Application handshake payload (e.g. a token), ≤ 512 bytes. */
@@ -43,7 +44,7 @@ export interface ConnectionOptions {
   seed?: number;
 }
 
-export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed'> {
+export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed' | keyof ResumeOptions> {
   /** Most live connections. Default 4096. */
   maxConnections?: number;
 }

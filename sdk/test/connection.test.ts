@@ -5,19 +5,7 @@ import { Server } from '../src/server.js';
 import { loopbackPair, type LoopbackOptions } from '../src/loopback.js';
 import { VirtualClock } from '../src/clock.js';
 import { RicochetError } from '../src/errors.js';
-
-/** Self-checking payload: bytes derived from n. */
-function payload(n: number, len: number): Uint8Array {
-  const b = new Uint8Array(Math.max(len, 4));
-  new DataView(b.buffer).setUint32(0, n, true);
-  for (let i = 4; i < b.length; i++) b[i] = (n * 31 + i * 7) & 0xff;
-  return b;
-}
-function check(b: Uint8Array): number {
-  const n = new DataView(b.buffer, b.byteOffset).getUint32(0, true);
-  expect(b).toEqual(payload(n, b.length));
-  return n;
-}
+import { check, payload } from './payload.js';
 
 function setup(net?: LoopbackOptions['network'], serverOpts = {}) {
   const clock = new VirtualClock();

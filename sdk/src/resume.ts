@@ -1,0 +1,140 @@
+// Session resumption policy: when a connection's transport dies, ask the app
+// for a new one (same or fresh token), with backoff, for at most a window.
+// The protocol session (connection ID, channels, unacked messages) lives in
+// the core and simply continues on the new transport; the relay keeps the
+// backend side parked meanwhile, so the game server sees the same peer.
+import type { Clock } from './clock.js';
+import { invalid } from './options.js';
+import type { Transport } from './transport.js';
+
+export interface ReconnectInfo {
+  /** 1 for the first try after a transport died. */
+  attempt: number;
+  /** Why the previous transport ended (or the last attempt failed). */
+  reason: string;
+}
+
+/** Opens a new transport for a resume, e.g. `async () => (await openTransport(o)).transport`. */
+export type ReconnectFn = (info: ReconnectInfo) => Promise<Transport>;
+
+export interface ResumeOptions {
+  /** Open a new transport when the current one dies. Default: none (the connection closes with it). */
+  reconnect?: ReconnectFn;
+  /** Give up resuming after this long. Default 10 000 ms (never past idleTimeoutMs: the core closes then). */
+  resumeWindowMs?: number;
+  /**
+   * With `reconnect`: treat the transport as dead when nothing at all has
+   * arrived for this long (a network change often kills a path silently;
+   * keepalives arrive every `keepaliveMs` otherwise). 0 disables. Default 4 000 ms.
+   */
+  silenceTimeoutMs?: number;
+}
+
+/** Relay refusals that a retry cannot fix: stop resuming at once. */
+const FINAL = /RELAY_ERR_(RESUME_FAILED|TOKEN_(MALFORMED|SIGNATURE|EXPIRED|IN_USE)|BACKEND_NOT_ALLOWED)/;
+
+/** Delay before attempt n (1-based): at once, then 250 ms doubling to 2 s. */
+export function retryDelayMs(attempt: number): number {
+  return attempt <= 1 ? 0 : Math.min(2000, 250 * 2 ** (attempt - 2));
+}
+
+export interface ResumeSettings {
+  reconnect: ReconnectFn;
+  windowMs: number;
+  silenceMs: number;
+}
+
+export function resumeSettings(o: ResumeOptions, idleTimeoutMs: number): ResumeSettings | null {
+  if (o.reconnect === undefined) return null;
+  if (typeof o.reconnect !== 'function') invalid('reconnect: expected a function returning Promise<Transport>');
+  const ms = (name: string, v: number | undefined, dflt: number, allowZero: boolean) => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (!allowZero && v === 0)) invalid(`${name}: expected a number ≥ ${allowZero ? 0 : 'above 0'}, got ${String(v)}`);
+    return v;
+  };
+  return {
+    reconnect: o.reconnect,
+    windowMs: Math.min(ms('resumeWindowMs', o.resumeWindowMs, 10_000, false), idleTimeoutMs),
+    silenceMs: ms('silenceTimeoutMs', o.silenceTimeoutMs, 4_000, true),
+  };
+}
+
+/** What the connection does for the resumer. */
+export interface ResumeHost {
+  readonly clock: Clock;
+  /** Move the session onto `t` (and probe at once). False if the connection ended meanwhile. */
+  adopt(t: Transport): boolean;
+  /** Resuming failed for good. */
+  giveUp(reason: string): void;
+}
+
+/** One outage: attempts with backoff until a transport is proven or the window closes. */
+export class Outage {
+  readonly startedUs: number;
+  attempts = 0;
+  private lastReason: string;
+  private retry: (() => void) | null = null;
+  private readonly window: () => void;
+  private over = false;
+
+  constructor(
+    private readonly s: ResumeSettings,
+    private readonly host: ResumeHost,
+    reason: string,
+  ) {
+    this.startedUs = host.clock.now();
+    this.lastReason = reason;
+    this.window = host.clock.at(this.startedUs + s.windowMs * 1000, () =>
+      this.end(`no transport within resumeWindowMs (${s.windowMs} ms) after ${this.attempts} attempts; last: ${this.lastReason}`),
+    );
+    this.scheduleAttempt();
+  }
+
+  /** The transport adopted for this outage closed before anything arrived on it. */
+  attemptFailed(reason: string): void {
+    if (this.over) return;
+    this.lastReason = reason;
+    if (FINAL.test(reason)) return this.end(`resume refused: ${reason}`);
+    this.scheduleAttempt();
+  }
+
+  /** Something arrived on the new transport: the outage is over. */
+  proven(): { downtimeMs: number; attempts: number } {
+    this.stop();
+    return { downtimeMs: (this.host.clock.now() - this.startedUs) / 1000, attempts: this.attempts };
+  }
+
+  stop(): void {
+    this.over = true;
+    this.window();
+    this.retry?.();
+    this.retry = null;
+  }
+
+  private end(reason: string): void {
+    if (this.over) return;
+    this.stop();
+    this.host.giveUp(reason);
+  }
+
+  private scheduleAttempt(): void {
+    const clock = this.host.clock;
+    this.retry = clock.at(clock.now() + retryDelayMs(this.attempts + 1) * 1000, () => {
+      this.retry = null;
+      void this.attempt();
+    });
+  }
+
+  private async attempt(): Promise<void> {
+    this.attempts++;
+    let t: Transport;
+    try {
+      t = await this.s.reconnect({ attempt: this.attempts, reason: this.lastReason });
+    } catch (e) {
+      return this.attemptFailed(String((e as Error)?.message ?? e));
+    }
+    if (this.over) return t.close();
+    // The window stays armed until something arrives on `t` (proven).
+    if (!this.host.adopt(t)) this.stop();
+  }
+}

@@ -1,0 +1,220 @@
+// Session resumption over the in-memory loopback, on virtual time: the
+// transport under an open connection dies and the session continues on a
+// new one with nothing lost.
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../src/clock.js';
+import { Connection, type ConnectionEvents } from '../src/connection.js';
+import { loopbackPair, type LoopbackTransport } from '../src/loopback.js';
+import { retryDelayMs, type ReconnectInfo } from '../src/resume.js';
+import { Server } from '../src/server.js';
+import type { Transport } from '../src/transport.js';
+import { check, payload } from './payload.js';
+
+const TICK = 16_667;
+const S1 = { latencyMs: 10, jitterMs: 2 };
+
+/** A server reachable over any number of loopback pairs, like a game server behind a relay. */
+function world() {
+  const clock = new VirtualClock();
+  const server = new Server({ clock });
+  const atServer: number[] = [];
+  server.on('message', (m) => m.channel === 0 && atServer.push(check(m.data)));
+  const ends: LoopbackTransport[] = [];
+  let seed = 1;
+  const open = (): LoopbackTransport => {
+    const p = loopbackPair({ clock, network: { up: S1, down: S1 }, seed: seed++ });
+    server.attach(p.server);
+    ends.push(p.server);
+    return p.client;
+  };
+  return { clock, server, atServer, ends, open };
+}
+
+/** Advance virtual time, letting promise callbacks (the async reconnect) run between steps. */
+async function runUntil(clock: VirtualClock, cond: () => boolean, limitUs: number): Promise<boolean> {
+  for (let t = 0; t <= limitUs; t += 1000) {
+    if (cond()) return true;
+    clock.advance(1000);
+    for (let i = 0; i < 3; i++) await Promise.resolve();
+  }
+  return cond();
+}
+
+/** A transport that opens, then is closed by the far end with `reason` (a relay refusing a resume). */
+function refusedBy(clock: VirtualClock, reason: string): Transport {
+  return {
+    kind: 'websocket',
+    maxDatagramSize: 1200,
+    send() {},
+    onDatagram() {},
+    onClose(handler) {
+      clock.at(clock.now() + 1_000, () => handler(reason));
+    },
+    close() {},
+  };
+}
+
+function record(conn: Connection) {
+  const events: { type: string; e: unknown }[] = [];
+  for (const type of ['reconnecting', 'resumed', 'close'] as const) conn.on(type, (e: ConnectionEvents[typeof type]) => events.push({ type, e }));
+  const atClient: number[] = [];
+  conn.on('message', (m) => m.channel === 0 && atClient.push(check(m.data)));
+  return { events, atClient };
+}
+
+describe('session resumption', () => {
+  it('resumes on a new transport after the old one dies, every reliable message in order both ways', async () => {
+    const w = world();
+    const infos: ReconnectInfo[] = [];
+    const conn = new Connection(w.open(), {
+      clock: w.clock,
+      reconnect: async (info) => {
+        infos.push(info);
+        return w.open();
+      },
+    });
+    const { events, atClient } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    for (let i = 0; i < 600; i++) {
+      conn.send(0, payload(i, 400));
+      w.server.send(conn.id, 0, payload(i, 400));
+      if (i === 200) w.ends[0]!.close(); // the transport dies under the session (server end hangs up)
+      w.clock.advance(TICK);
+      await Promise.resolve();
+    }
+    expect(await runUntil(w.clock, () => w.atServer.length === 600 && atClient.length === 600, 5_000_000)).toBe(true);
+    expect(w.atServer).toEqual([...Array(600).keys()]);
+    expect(atClient).toEqual([...Array(600).keys()]);
+    expect(infos).toEqual([{ attempt: 1, reason: 'peer transport closed' }]);
+    expect(events.map((x) => x.type)).toEqual(['reconnecting', 'resumed']);
+    const resumed = events[1]!.e as ConnectionEvents['resumed'];
+    expect(resumed.attempts).toBe(1);
+    // One loopback round trip (≈ 20 ms) after an immediate reconnect.
+    expect(resumed.downtimeMs).toBeGreaterThan(5);
+    expect(resumed.downtimeMs).toBeLessThan(100);
+    expect(w.server.connections()).toEqual([conn.id]);
+  });
+
+  it('keeps trying with backoff and resumes once a transport can be had', async () => {
+    const w = world();
+    const infos: ReconnectInfo[] = [];
+    const conn = new Connection(w.open(), {
+      clock: w.clock,
+      reconnect: async (info) => {
+        infos.push(info);
+        if (info.attempt < 4) throw new Error('network unreachable');
+        return w.open();
+      },
+    });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    const died = w.clock.now();
+    w.ends[0]!.close();
+    expect(await runUntil(w.clock, () => events.some((x) => x.type === 'resumed'), 5_000_000)).toBe(true);
+    expect(infos.map((i) => i.attempt)).toEqual([1, 2, 3, 4]);
+    expect(infos[1]!.reason).toBe('network unreachable');
+    const backoff = retryDelayMs(2) + retryDelayMs(3) + retryDelayMs(4);
+    expect((w.clock.now() - died) / 1000).toBeGreaterThanOrEqual(backoff);
+    expect(conn.state).toBe('open');
+  });
+
+  it('gives up with RICOCHET_ERR_RESUME_FAILED when no transport comes within resumeWindowMs', async () => {
+    const w = world();
+    const conn = new Connection(w.open(), {
+      clock: w.clock,
+      resumeWindowMs: 3_000,
+      reconnect: async () => {
+        throw new Error('network unreachable');
+      },
+    });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    const died = w.clock.now();
+    w.ends[0]!.close();
+    expect(() => conn.send(0, payload(1, 10))).not.toThrow(); // queues while reconnecting
+    expect(await runUntil(w.clock, () => conn.state === 'closed', 5_000_000)).toBe(true);
+    const close = events.find((x) => x.type === 'close')!.e as ConnectionEvents['close'];
+    expect(close.code).toBe('RICOCHET_ERR_RESUME_FAILED');
+    expect(close.reason).toMatch(/resumeWindowMs \(3000 ms\).*network unreachable/);
+    expect((w.clock.now() - died) / 1000).toBeGreaterThanOrEqual(3_000);
+    expect((w.clock.now() - died) / 1000).toBeLessThan(3_100);
+  });
+
+  it('stops at once when the relay refuses the resume for good', async () => {
+    const w = world();
+    let attempts = 0;
+    const conn = new Connection(w.open(), {
+      clock: w.clock,
+      reconnect: async () => {
+        attempts++;
+        return refusedBy(w.clock, 'RELAY_ERR_RESUME_FAILED: the session has ended');
+      },
+    });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    w.ends[0]!.close();
+    expect(await runUntil(w.clock, () => conn.state === 'closed', 1_000_000)).toBe(true);
+    expect(attempts).toBe(1);
+    const close = events.find((x) => x.type === 'close')!.e as ConnectionEvents['close'];
+    expect(close.code).toBe('RICOCHET_ERR_RESUME_FAILED');
+    expect(close.reason).toBe('resume refused: RELAY_ERR_RESUME_FAILED: the session has ended');
+  });
+
+  it('treats a transport that goes silent for silenceTimeoutMs as dead and resumes on a new one', async () => {
+    const w = world();
+    const first = w.open();
+    const conn = new Connection(first, {
+      clock: w.clock,
+      silenceTimeoutMs: 3_000,
+      reconnect: async () => w.open(),
+    });
+    const { events, atClient } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    const silent = { ...S1, loss: 1 };
+    first.setLink(silent);
+    w.ends[0]!.setLink(silent);
+    const cut = w.clock.now();
+    for (let i = 0; i < 10; i++) w.server.send(conn.id, 0, payload(i, 100));
+    expect(await runUntil(w.clock, () => events.some((x) => x.type === 'reconnecting'), 10_000_000)).toBe(true);
+    const detected = (w.clock.now() - cut) / 1000;
+    expect(detected).toBeGreaterThanOrEqual(3_000);
+    expect(detected).toBeLessThan(4_100);
+    expect((events[0]!.e as { reason: string }).reason).toBe('nothing arrived for 3000 ms');
+    expect(await runUntil(w.clock, () => atClient.length === 10, 3_000_000)).toBe(true);
+    expect(atClient).toEqual([...Array(10).keys()]);
+    expect(conn.state).toBe('open');
+  });
+
+  it('switchTransport moves an open session to another transport without losing a message', async () => {
+    const w = world();
+    const conn = new Connection(w.open(), { clock: w.clock });
+    const { events, atClient } = record(conn);
+    let second: LoopbackTransport | null = null;
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    for (let i = 0; i < 300; i++) {
+      conn.send(0, payload(i, 400));
+      w.server.send(conn.id, 0, payload(i, 400));
+      if (i === 100) {
+        second = w.open();
+        conn.switchTransport(second);
+      }
+      w.clock.advance(TICK);
+      await Promise.resolve();
+    }
+    expect(await runUntil(w.clock, () => w.atServer.length === 300 && atClient.length === 300, 5_000_000)).toBe(true);
+    expect(w.atServer).toEqual([...Array(300).keys()]);
+    expect(atClient).toEqual([...Array(300).keys()]);
+    expect(events.map((x) => x.type)).toEqual(['reconnecting', 'resumed']);
+    expect(conn.transport).toBe(second);
+  });
+
+  it('without reconnect, a dead transport still closes the connection', async () => {
+    const w = world();
+    const conn = new Connection(w.open(), { clock: w.clock });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    w.ends[0]!.close();
+    expect(conn.state).toBe('closed');
+    expect((events[0]!.e as ConnectionEvents['close']).code).toBe('RICOCHET_ERR_TRANSPORT_CLOSED');
+  });
+});
