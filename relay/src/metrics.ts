@@ -14,6 +14,7 @@ export class RelayMetrics {
   });
   readonly bytes = new Counter({ name: 'ricochet_relay_bytes_total', help: 'Bytes forwarded, by direction and transport', labelNames: ['direction', 'transport'], registers: [this.registry] });
   readonly drops = new Counter({ name: 'ricochet_relay_drops_total', help: 'Datagrams dropped, by reason', labelNames: ['reason'], registers: [this.registry] });
+  readonly resumes = new Counter({ name: 'ricochet_relay_resumes_total', help: 'Sessions resumed on a new client transport, by that transport', labelNames: ['transport'], registers: [this.registry] });
   readonly rejected = new Counter({ name: 'ricochet_relay_rejected_total', help: 'Sessions refused or closed for cause, by code', labelNames: ['code'], registers: [this.registry] });
 
   constructor() {

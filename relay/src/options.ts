@@ -29,6 +29,12 @@ export interface RelayOptions {
   clientQueueBytes: number;
   /** Close a session idle in both directions for this long. Default 30 000 ms. */
   idleTimeoutMs: number;
+  /**
+   * Keep a session whose client transport dropped for this long, with its
+   * backend socket, so the client can resume it on a new transport with the
+   * same token (the backend sees the same peer). 0 disables. Default 10 000 ms.
+   */
+  resumeWindowMs: number;
   /** On SIGTERM, wait this long for sessions to end before closing them. Default 10 000 ms. */
   drainMs: number;
   /** Production mode refuses development endpoints. Default false. */
@@ -58,6 +64,7 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   maxBytesPerSecond: 8_000_000,
   clientQueueBytes: 256 * 1024,
   idleTimeoutMs: 30_000,
+  resumeWindowMs: 10_000,
   drainMs: 10_000,
   production: false,
   testControl: false,
@@ -78,6 +85,7 @@ export function validate(o: RelayOptions): RelayOptions {
     ['maxBytesPerSecond', 1, 1e12],
     ['clientQueueBytes', 1024, 1e9],
     ['idleTimeoutMs', 1, 3.6e7],
+    ['resumeWindowMs', 0, 3.6e6],
     ['drainMs', 0, 3.6e6],
   ] as const) {
     const v = o[k];

@@ -8,8 +8,9 @@ import { createLogger, type Logger } from './log.js';
 import { RelayMetrics } from './metrics.js';
 import { backendAllowed, validate, type RelayOptions } from './options.js';
 import type { ImpairmentSpec } from './impairment.js';
-import { Session, type ClientLink } from './session.js';
-import { TokenError, verifyToken } from './token.js';
+import { resumeCandidate } from './resume.js';
+import { Session, type ClientLink, type LinkHandle } from './session.js';
+import { TokenError, checkExpiry, verifyTokenSignature } from './token.js';
 import { WsListener } from './ws-listener.js';
 import { WtListener } from './wt-listener.js';
 
@@ -26,7 +27,8 @@ export class Relay {
   readonly metrics = new RelayMetrics();
   readonly log: Logger;
   private readonly sessions = new Map<number, Session>();
-  private readonly liveTokens = new Set<string>();
+  /** Live (or parked) sessions by their token's jti: one each. */
+  private readonly byJti = new Map<string, Session>();
   private nextId = 1;
   private http: HttpServer | null = null;
   private ws: WsListener | null = null;
@@ -52,7 +54,7 @@ export class Relay {
   impairmentReport() {
     return {
       impairment: this.impairment,
-      sessions: [...this.sessions.values()].map((s) => ({ id: s.id, sub: s.claims.sub, counters: s.impairmentCounters() })),
+      sessions: [...this.sessions.values()].map((s) => ({ id: s.id, sub: s.claims.sub, resumes: s.resumes, parked: s.parked, counters: s.impairmentCounters() })),
     };
   }
 
@@ -102,11 +104,13 @@ export class Relay {
   }
 
   /**
-   * Check a connect token for a new client link. Returns the session, or
-   * closes the link with the reason and returns null. Nothing reaches a
-   * backend before this succeeds.
+   * Check a connect token for a new client link. Returns the handle the
+   * listener feeds, or closes the link with the reason and returns null.
+   * Nothing reaches a backend before this succeeds. A token whose session is
+   * still live or parked resumes it (see resume.ts), even past the token's
+   * expiry: the session bounds that.
    */
-  admit(token: string, link: ClientLink): Session | null {
+  admit(token: string, link: ClientLink): LinkHandle | null {
     const refuse = (code: RelayCloseCode, detail?: string): null => {
       this.metrics.rejected.inc({ code });
       this.log.info({ transport: link.transport, code, detail }, 'session refused');
@@ -114,29 +118,33 @@ export class Relay {
       return null;
     };
     if (this.draining) return refuse('RELAY_SHUTTING_DOWN');
-    if (this.sessions.size >= this.options.maxSessions) return refuse('RELAY_ERR_SERVER_FULL');
     let claims;
     try {
-      claims = verifyToken(this.options.tokenSecret, token);
+      claims = verifyTokenSignature(this.options.tokenSecret, token);
+      const live = this.byJti.get(claims.jti);
+      // A live session that never carried a connection has nothing to resume.
+      if (live?.connectionId === null) return refuse('RELAY_ERR_TOKEN_IN_USE', 'this token already has a live session');
+      if (live) return resumeCandidate(live, link, this.options.handshakeTimeoutMs, (code) => this.metrics.rejected.inc({ code }));
+      checkExpiry(claims);
     } catch (e) {
       if (e instanceof TokenError) return refuse(e.code, e.message);
       throw e;
     }
+    if (this.sessions.size >= this.options.maxSessions) return refuse('RELAY_ERR_SERVER_FULL');
     if (!backendAllowed(this.options.allowBackends, claims.backend)) return refuse('RELAY_ERR_BACKEND_NOT_ALLOWED', claims.backend);
-    if (this.liveTokens.has(claims.jti)) return refuse('RELAY_ERR_TOKEN_IN_USE', 'this token already has a live session');
     const session = new Session(this.nextId++, claims, link, this.options, this.metrics, this.log, (s) => this.ended(s));
     this.sessions.set(session.id, session);
-    this.liveTokens.add(claims.jti);
+    this.byJti.set(claims.jti, session);
     this.metrics.sessions.inc({ transport: link.transport });
     if (this.impairment) session.setImpairment(this.impairment);
     this.log.info({ session: session.id, sub: claims.sub, backend: claims.backend, transport: link.transport }, 'session open');
     session.start();
-    return session;
+    return session.handle(link);
   }
 
   private ended(s: Session): void {
     if (!this.sessions.delete(s.id)) return;
-    this.liveTokens.delete(s.claims.jti);
+    if (this.byJti.get(s.claims.jti) === s) this.byJti.delete(s.claims.jti);
     this.metrics.sessions.dec({ transport: s.transport });
   }
 

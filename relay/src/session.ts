@@ -1,7 +1,10 @@
 // One client session: a browser (over WebSocket or WebTransport) bound to
 // its own UDP socket toward the backend, so the game server sees each
 // browser as its own peer. The relay checks only the Ricochet packet header
-// (type byte and pinned connection ID), never game messages.
+// (type byte and pinned connection ID), never game messages. When the
+// client's transport drops, the session is parked for `resumeWindowMs` with
+// its backend socket kept, so the same client can resume it on a new
+// transport and the backend never notices (see resume.ts).
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
@@ -19,6 +22,25 @@ export interface ClientLink {
   send(datagrams: Uint8Array[]): number;
   close(code: number, reason: string): void;
 }
+
+/** What a listener holds for one client link: datagrams in, close it, it went away. */
+export interface LinkHandle {
+  fromClient(d: Uint8Array): void;
+  close(code: RelayCloseCode, detail?: string): void;
+  clientClosed(): void;
+}
+
+/** The packet type, and the connection ID it carries, or null if this is no Ricochet packet. */
+export function packetHeader(d: Uint8Array): { type: number; connId: number } | null {
+  const type = d[0] ?? 0;
+  if (d.length < 5 || type < 1 || type > 4) return null;
+  return { type, connId: (d[1]! | (d[2]! << 8) | (d[3]! << 16) | (d[4]! << 24)) >>> 0 };
+}
+
+/** HELLO: the only packet that may open a new session. */
+const HELLO = 1;
+/** DATA first means the client thinks it resumes a session that is gone. */
+const DATA = 4;
 
 /** Most datagrams held while the backend socket is still connecting. */
 const PENDING_LIMIT = 64;
@@ -39,22 +61,73 @@ export class Session {
   private timers: NodeJS.Timeout[] = [];
   private ended = false;
   private impairment: SessionImpairment | null = null;
+  /** The client's current link; null while parked, waiting for a resume. */
+  private link: ClientLink | null;
+  private lastTransport: TransportName;
+  private parkTimer: NodeJS.Timeout | null = null;
+  /** Times this session moved to a new client link. */
+  resumes = 0;
 
   constructor(
     readonly id: number,
     readonly claims: TokenClaims,
-    private readonly link: ClientLink,
+    link: ClientLink,
     private readonly opts: RelayOptions,
     private readonly metrics: RelayMetrics,
     private readonly log: Logger,
     private readonly onEnd: (s: Session, code: RelayCloseCode | 'client_closed') => void,
   ) {
+    this.link = link;
+    this.lastTransport = link.transport;
     this.packets = new TokenBucket(opts.maxDatagramsPerSecond, Math.max(64, opts.maxDatagramsPerSecond / 10));
     this.bytes = new TokenBucket(opts.maxBytesPerSecond, Math.max(64 * 1024, opts.maxBytesPerSecond / 10));
   }
 
+  /** The current (or, while parked, the last) client transport. */
   get transport(): TransportName {
-    return this.link.transport;
+    return this.lastTransport;
+  }
+
+  /** The connection ID pinned by the first datagram, once one has arrived. */
+  get connectionId(): number | null {
+    return this.connId;
+  }
+
+  get parked(): boolean {
+    return this.link === null && !this.ended;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** A handle that acts only while `link` is the session's current link. */
+  handle(link: ClientLink): LinkHandle {
+    return {
+      fromClient: (d) => this.link === link && this.fromClient(d),
+      close: (code, detail) => (this.link === link ? this.close(code, detail) : link.close(RELAY_CLOSE[code], closeReason(code, detail))),
+      clientClosed: () => this.link === link && this.clientClosed(),
+    };
+  }
+
+  /**
+   * Move the session to a new client link (the caller checked the token's
+   * jti and the connection ID). A still-open old link is told why it ends.
+   */
+  resume(link: ClientLink): LinkHandle {
+    const old = this.link;
+    this.link = link;
+    if (this.parkTimer) clearTimeout(this.parkTimer);
+    this.parkTimer = null;
+    this.resumes++;
+    this.metrics.resumes.inc({ transport: link.transport });
+    this.metrics.sessions.dec({ transport: this.lastTransport });
+    this.metrics.sessions.inc({ transport: link.transport });
+    this.lastTransport = link.transport;
+    this.lastActivity = Date.now();
+    this.log.info({ session: this.id, sub: this.claims.sub, transport: link.transport, parked: old === null }, 'session resumed');
+    old?.close(RELAY_CLOSE.RELAY_SESSION_MOVED, closeReason('RELAY_SESSION_MOVED'));
+    return this.handle(link);
   }
 
   start(): void {
@@ -87,11 +160,16 @@ export class Session {
   fromClient(d: Uint8Array): void {
     if (this.ended) return;
     if (d.length > this.opts.maxDatagramBytes) return this.close('RELAY_ERR_DATAGRAM_TOO_LARGE', `${d.length} bytes > ${this.opts.maxDatagramBytes}`);
-    const type = d[0] ?? 0;
-    if (d.length < 5 || type < 1 || type > 4) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'not a Ricochet packet');
-    const connId = (d[1]! | (d[2]! << 8) | (d[3]! << 16) | (d[4]! << 24)) >>> 0;
-    if (this.connId === null) this.connId = connId;
-    else if (connId !== this.connId) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'connection ID changed mid-session');
+    const h = packetHeader(d);
+    if (h === null) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'not a Ricochet packet');
+    const connId = h.connId;
+    if (this.connId === null) {
+      // Only a HELLO opens a connection: a session cannot adopt (and so
+      // hijack) another client's connection ID by sending DATA first.
+      if (h.type === DATA) return this.close('RELAY_ERR_RESUME_FAILED', 'no session to resume for this token');
+      if (h.type !== HELLO) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'a session must start with HELLO');
+      this.connId = connId;
+    } else if (connId !== this.connId) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'connection ID changed mid-session');
     if (!this.packets.take(1) || !this.bytes.take(d.length)) {
       this.metrics.drops.inc({ reason: 'rate_limited' });
       if (++this.rateDrops > ABUSE_DROPS) this.close('RELAY_ERR_RATE_LIMITED', `over ${this.opts.maxDatagramsPerSecond} datagrams/s`);
@@ -140,6 +218,8 @@ export class Session {
   private fromBackend(msg: Buffer): void {
     if (this.ended) return;
     this.lastActivity = Date.now();
+    // Parked: nothing to deliver to; the endpoints' own recovery resends after the resume.
+    if (this.link === null) return void this.metrics.drops.inc({ reason: 'client_parked' });
     if (this.impairment) this.impairment.fromBackend(msg);
     else this.towardClient(msg);
   }
@@ -155,7 +235,7 @@ export class Session {
         this.flushScheduled = false;
         const batch = this.toClient;
         this.toClient = [];
-        const dropped = this.link.send(batch);
+        const dropped = this.link?.send(batch) ?? batch.length;
         if (dropped > 0) this.metrics.drops.inc({ reason: 'client_backpressure' }, dropped);
       });
     }
@@ -166,13 +246,20 @@ export class Session {
     if (this.ended) return;
     this.log.info({ session: this.id, sub: this.claims.sub, code, detail }, 'session closed by relay');
     if (code !== 'RELAY_SHUTTING_DOWN' && code !== 'RELAY_ERR_IDLE_TIMEOUT') this.metrics.rejected.inc({ code });
-    this.link.close(RELAY_CLOSE[code], closeReason(code, detail));
+    this.link?.close(RELAY_CLOSE[code], closeReason(code, detail));
     this.end(code);
   }
 
-  /** The client went away on its own. */
+  /**
+   * The client's link went away on its own. Park the session for a resume if
+   * it carried a connection and resumption is on; otherwise end it.
+   */
   clientClosed(): void {
-    this.end('client_closed');
+    if (this.ended) return;
+    if (this.opts.resumeWindowMs <= 0 || this.connId === null) return this.end('client_closed');
+    this.link = null;
+    this.log.info({ session: this.id, sub: this.claims.sub, windowMs: this.opts.resumeWindowMs }, 'session parked');
+    this.parkTimer = setTimeout(() => this.end('client_closed'), this.opts.resumeWindowMs);
   }
 
   private end(code: RelayCloseCode | 'client_closed'): void {
@@ -180,6 +267,9 @@ export class Session {
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers = [];
+    if (this.parkTimer) clearTimeout(this.parkTimer);
+    this.parkTimer = null;
+    this.link = null;
     try {
       this.socket?.close();
     } catch {

@@ -62,6 +62,21 @@ export function mintToken(secret: Uint8Array | string, o: MintOptions): string {
 
 /** Verify signature and expiry; returns the claims or throws TokenError. */
 export function verifyToken(secret: Uint8Array | string, token: string, nowSeconds = Date.now() / 1000): TokenClaims {
+  const claims = verifyTokenSignature(secret, token);
+  checkExpiry(claims, nowSeconds);
+  return claims;
+}
+
+/** Throws RELAY_ERR_TOKEN_EXPIRED if the claims have expired. */
+export function checkExpiry(claims: TokenClaims, nowSeconds = Date.now() / 1000): void {
+  if (claims.exp <= nowSeconds) throw new TokenError('RELAY_ERR_TOKEN_EXPIRED', `token expired ${Math.round(nowSeconds - claims.exp)} s ago`);
+}
+
+/**
+ * Verify the signature and shape only. The relay uses this to let a session
+ * that is still live resume after its token expired (bounded by the session).
+ */
+export function verifyTokenSignature(secret: Uint8Array | string, token: string): TokenClaims {
   if (typeof token !== 'string' || token.length > 4096) throw new TokenError('RELAY_ERR_TOKEN_MALFORMED', 'token missing or too long');
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== PREFIX) throw new TokenError('RELAY_ERR_TOKEN_MALFORMED', 'token is not rct1.<payload>.<signature>');
@@ -77,6 +92,5 @@ export function verifyToken(secret: Uint8Array | string, token: string, nowSecon
   }
   if (typeof claims.sub !== 'string' || typeof claims.backend !== 'string' || typeof claims.exp !== 'number' || typeof claims.jti !== 'string')
     throw new TokenError('RELAY_ERR_TOKEN_MALFORMED', 'token payload lacks sub, backend, exp or jti');
-  if (claims.exp <= nowSeconds) throw new TokenError('RELAY_ERR_TOKEN_EXPIRED', `token expired ${Math.round(nowSeconds - claims.exp)} s ago`);
   return claims;
 }

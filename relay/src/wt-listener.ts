@@ -1,6 +1,6 @@
 // WebTransport clients through the Rust addon (relay/native): HTTP/3 and
 // QUIC live in Rust; datagrams cross to JS in batches.
-import type { ClientLink, Session } from './session.js';
+import type { ClientLink, LinkHandle } from './session.js';
 import type { Relay } from './relay.js';
 
 export interface WtCertificate {
@@ -43,7 +43,7 @@ const ROTATE_BEFORE_MS = 24 * 3600 * 1000;
 
 export class WtListener {
   private server: WtServerLike | null = null;
-  private readonly sessions = new Map<number, Session>();
+  private readonly sessions = new Map<number, LinkHandle>();
   private rotation: NodeJS.Timeout | null = null;
   port = 0;
   certificate: WtCertificate = { certHashes: [], validUntilMs: 0 };

@@ -87,15 +87,18 @@ describe('relay over WebSocket', () => {
     const h = await healthyClient();
     const good = token();
     const held = await WebSocketTransport.connect(`${wsUrl}?token=${good}`, { WebSocket: WebSocket as never });
-    const cases: [string, RegExp][] = [
+    // A live token's session could be resumed, so a second socket on it is
+    // judged by its first datagram: a HELLO for another connection is refused.
+    const hello = (ws: WebSocket) => ws.send(Buffer.from([1, 9, 9, 9, 9, 1, 0, 1, 0, 0]));
+    const cases: [string, RegExp, ((ws: WebSocket) => void)?][] = [
       [`${wsUrl}`, /^RELAY_ERR_TOKEN_MALFORMED/],
       [`${wsUrl}?token=${good.slice(0, -3)}abc`, /^RELAY_ERR_TOKEN_SIGNATURE/],
       [`${wsUrl}?token=${token({ ttlSeconds: -5 })}`, /^RELAY_ERR_TOKEN_EXPIRED/],
-      [`${wsUrl}?token=${good}`, /^RELAY_ERR_TOKEN_IN_USE/],
+      [`${wsUrl}?token=${good}`, /^RELAY_ERR_TOKEN_IN_USE/, hello],
       [`${wsUrl}?token=${token({ backend: '127.0.0.1:1' })}`, /^RELAY_ERR_BACKEND_NOT_ALLOWED/],
     ];
-    for (const [url, reason] of cases) {
-      const c = await rawClose(url);
+    for (const [url, reason, send] of cases) {
+      const c = await rawClose(url, send);
       expect(c.reason).toMatch(reason);
       expect(c.code).toBeGreaterThanOrEqual(4000);
     }

@@ -7,6 +7,7 @@ export type { CloseEvent, ConnectionEvents, ConnectionState, MessageEvent } from
 export { Server } from './server.js';
 export type { ConnectRequest, Peer, ServerEvents, ServerOptions } from './server.js';
 export type { ChannelKind, ChannelOptions, ConnectionOptions } from './options.js';
+export type { ReconnectFn, ReconnectInfo, ResumeOptions } from './resume.js';
 export { RicochetError, ERROR_CODES } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export type { ChannelStats, ConnectionStats } from './stats.js';

@@ -1,0 +1,179 @@
+// Resumption through the relay: an SDK client's WebSocket dies under an open
+// session, the SDK reconnects with the same token, and the relay binds the
+// new socket to the parked session, so the game server (an SDK Server on
+// UDP) sees the same peer and nothing is lost. Plus what must be refused.
+import { createSocket, type Socket } from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { Connection, Server, WebSocketTransport, serveUdp, type ConnectionEvents } from '@ricochet/sdk';
+import { Relay } from '../src/relay.js';
+import { mintToken } from '../src/token.js';
+import { DEFAULTS } from '../src/options.js';
+import { createLogger } from '../src/log.js';
+
+const SECRET = 'relay-resume-secret-0123';
+const RESUME_WINDOW_MS = 1_500;
+let relay: Relay;
+let wsUrl: string;
+let backendSock: Socket;
+let backend: string;
+let game: Server;
+/** Source ports the game server saw datagrams from. */
+const seenPorts = new Set<number>();
+const disconnects: number[] = [];
+
+beforeAll(async () => {
+  backendSock = createSocket('udp4');
+  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
+  backend = `127.0.0.1:${backendSock.address().port}`;
+  backendSock.on('message', (_m, rinfo) => seenPorts.add(rinfo.port));
+  game = new Server();
+  serveUdp(game, backendSock);
+  game.on('message', ({ id, channel, data }) => game.send(id, channel, data));
+  game.on('disconnect', ({ id }) => disconnects.push(id));
+  relay = new Relay(
+    { ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], handshakeTimeoutMs: 1000, resumeWindowMs: RESUME_WINDOW_MS },
+    createLogger('silent'),
+  );
+  wsUrl = (await relay.start()).webSocketUrl;
+});
+
+afterAll(async () => {
+  await relay.stop();
+  game.shutdown();
+  backendSock.close();
+});
+
+const token = (ttlSeconds = 60) => mintToken(SECRET, { sub: 'tester', backend, ttlSeconds });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const waitFor = async (cond: () => boolean, ms = 10_000) => {
+  const t0 = Date.now();
+  while (!cond() && Date.now() - t0 < ms) await sleep(10);
+  return cond();
+};
+
+/** `ws` sockets the SDK opens, so a test can cut one like a network would (no close frame). */
+const sockets: WebSocket[] = [];
+class TrackedWebSocket extends WebSocket {
+  constructor(url: string) {
+    super(url);
+    sockets.push(this);
+  }
+}
+const connectWs = (t: string) => WebSocketTransport.connect(`${wsUrl}?token=${t}`, { WebSocket: TrackedWebSocket as never });
+
+/** Raw socket: send `bytes` once open; resolves with the relay's close code and reason. */
+function rawClose(url: string, bytes?: Uint8Array): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => bytes && ws.send(bytes));
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    ws.on('error', () => {});
+  });
+}
+
+/** A Ricochet packet header: type, then the connection ID (little-endian u32), then a few bytes. */
+function packet(type: number, connId: number): Uint8Array {
+  const b = new Uint8Array(12);
+  b[0] = type;
+  new DataView(b.buffer).setUint32(1, connId, true);
+  return b;
+}
+
+/** An echo session that pumps numbered messages on the reliable channel and checks the echoes. */
+async function echoSession(t: string) {
+  const events: string[] = [];
+  let resumed: ConnectionEvents['resumed'] | null = null;
+  const conn = new Connection(await connectWs(t), { reconnect: async () => connectWs(t) });
+  conn.on('reconnecting', () => events.push('reconnecting'));
+  conn.on('resumed', (e) => {
+    events.push('resumed');
+    resumed = e;
+  });
+  conn.on('close', (c) => events.push(`close ${c.code}`));
+  await conn.ready;
+  const got: number[] = [];
+  conn.on('message', ({ channel, data }) => channel === 0 && got.push(new DataView(data.buffer, data.byteOffset).getUint32(0, true)));
+  let next = 0;
+  const pump = setInterval(() => {
+    if (conn.state === 'closed') return;
+    const b = new Uint8Array(200);
+    new DataView(b.buffer).setUint32(0, next++, true);
+    conn.send(0, b);
+  }, 5);
+  return { conn, got, events, sent: () => next, stop: () => clearInterval(pump), resumed: () => resumed };
+}
+
+describe('session resumption through the relay', () => {
+  it('a client whose socket dies resumes the same session: same backend peer, nothing lost, in order', async () => {
+    seenPorts.clear();
+    const s = await echoSession(token());
+    await sleep(300);
+    const before = sockets.length;
+    sockets.at(-1)!.terminate(); // the TCP connection dies under the session
+    await waitFor(() => s.events.includes('resumed'));
+    await sleep(300);
+    s.stop();
+    expect(await waitFor(() => s.got.length === s.sent())).toBe(true);
+    expect(s.got).toEqual([...Array(s.sent()).keys()]);
+    expect(s.events).toEqual(['reconnecting', 'resumed']);
+    expect(sockets.length).toBe(before + 1);
+    expect(s.resumed()!.downtimeMs).toBeLessThan(1_000);
+    // The game server saw one peer (the relay's per-session socket) and no disconnect.
+    expect(seenPorts.size).toBe(1);
+    expect(game.connections()).toContain(s.conn.id);
+    expect(disconnects).not.toContain(s.conn.id);
+    const metrics = await (await fetch(wsUrl.replace('ws://', 'http://').replace('/ricochet', '/metrics'))).text();
+    expect(metrics).toMatch(/ricochet_relay_resumes_total\{transport="websocket"\} [1-9]/);
+    s.conn.close();
+  });
+
+  it('resumes with the session token even after it expired, while the session lives', async () => {
+    const t = token(1);
+    const s = await echoSession(t);
+    await sleep(1_300); // the token is now expired; the session is not
+    expect((await rawClose(`${wsUrl}?token=${token(-1)}`)).reason).toMatch(/^RELAY_ERR_TOKEN_EXPIRED/);
+    sockets.at(-1)!.terminate();
+    expect(await waitFor(() => s.events.includes('resumed'))).toBe(true);
+    s.stop();
+    expect(await waitFor(() => s.got.length === s.sent())).toBe(true);
+    expect(s.got).toEqual([...Array(s.sent()).keys()]);
+    s.conn.close();
+  });
+
+  it('a resume must present the session connection ID, and a new session must start with HELLO', async () => {
+    const t = token();
+    const s = await echoSession(t);
+    // Same token, another connection ID: a second connection, not a resume.
+    const other = await rawClose(`${wsUrl}?token=${t}`, packet(4, (s.conn.id ^ 1) >>> 0));
+    expect(other).toMatchObject({ code: 4409 });
+    expect(other.reason).toMatch(/^RELAY_ERR_TOKEN_IN_USE/);
+    // Another valid token cannot adopt this session's connection ID by sending DATA first.
+    const hijack = await rawClose(`${wsUrl}?token=${token()}`, packet(4, s.conn.id));
+    expect(hijack.code).toBe(4410);
+    expect(hijack.reason).toMatch(/^RELAY_ERR_RESUME_FAILED/);
+    s.stop();
+    expect(await waitFor(() => s.got.length === s.sent())).toBe(true);
+    expect(s.events).toEqual([]);
+    s.conn.close();
+  });
+
+  it('a session parked longer than resumeWindowMs ends, and the client is told its resume failed', async () => {
+    const t = token();
+    const s = await echoSession(t);
+    const sessions = relay.sessionCount;
+    // Cut the socket and keep the client from reconnecting until the window has passed.
+    const conn = s.conn as unknown as { resume: { reconnect: () => Promise<unknown> } };
+    const open = conn.resume.reconnect;
+    conn.resume.reconnect = async () => {
+      await sleep(RESUME_WINDOW_MS + 500);
+      return open();
+    };
+    sockets.at(-1)!.terminate();
+    expect(await waitFor(() => relay.sessionCount === sessions - 1, RESUME_WINDOW_MS + 1_000)).toBe(true);
+    expect(await waitFor(() => s.conn.state === 'closed', 5_000)).toBe(true);
+    s.stop();
+    expect(s.conn.closeInfo?.code).toBe('RICOCHET_ERR_RESUME_FAILED');
+    expect(s.conn.closeInfo?.reason).toMatch(/RELAY_ERR_RESUME_FAILED/);
+  });
+});
