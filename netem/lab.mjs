@@ -433,13 +433,15 @@ class Lab {
  * - `mode`: 'emulator' (default) or 'netem' (throws where netem is missing)
  * - `subnet`: third octet of 10.77.x.0/30; default random
  * - `realtime`: run the emulator under `chrt -f 20` when possible; default true
+ * - `blockUdp`: drop every UDP packet both ways (QUIC blocked, TCP passes); emulator mode only
  */
-export async function createLab({ profile, settings, id = newId(), seed = 1, mode = 'emulator', subnet, realtime = true } = {}) {
+export async function createLab({ profile, settings, id = newId(), seed = 1, mode = 'emulator', subnet, realtime = true, blockUdp = false } = {}) {
   checkId(id);
   if (mode !== 'emulator' && mode !== 'netem') throw new Error(`mode must be 'emulator' or 'netem', got '${mode}'`);
   if (mode === 'netem' && !(await netemAvailable())) throw new Error("mode 'netem': this kernel has no netem qdisc");
   if (process.getuid?.() !== 0) throw new Error('a lab needs root (network namespaces, TUN devices)');
-  const linkArgv = linkArgs({ profile, settings });
+  if (blockUdp && mode !== 'emulator') throw new Error("blockUdp needs mode 'emulator'");
+  const linkArgv = [...linkArgs({ profile, settings }), ...(blockUdp ? ['--block-udp'] : [])];
   subnet ??= Math.floor(Math.random() * 256);
   if (!Number.isInteger(subnet) || subnet < 0 || subnet > 255) throw new Error(`subnet must be 0..255, got ${subnet}`);
   const lab = new Lab({ id, mode, subnet, rt: realtime && realtimeAvailable() });

@@ -287,6 +287,22 @@ test('tcp_transfer_crosses_a_lossy_rate_limited_link_intact', async () =>
   }),
 );
 
+test('block_udp_drops_every_udp_packet_while_tcp_crosses_intact', async () =>
+  withLab({ settings: { delayMs: 5 }, seed: 15, blockUdp: true }, async (lab) => {
+    const { sent, got } = await udpStream(lab, { count: 200, pps: 1000, port: 5004 });
+    const bytes = 256 * 1024;
+    const sink = probe(lab, 'B', 'tcp-sink', { port: 5005, 'max-ms': 20_000 });
+    await sink.listening;
+    const source = await probe(lab, 'A', 'tcp-source', { to: `${lab.addrB}:5005`, bytes, 'max-ms': 20_000 }).result;
+    const received = await sink.result;
+    const s = await lab.stats();
+    note('block-udp', 'UDP datagrams through, TCP bytes through', '0, all', `${got.seqs.length}/${sent.sent}, ${received.bytes}/${bytes}`);
+    assert.equal(got.seqs.length, 0);
+    assert.equal(received.sha256, source.sha256);
+    assert.ok(s.a_to_b.udp_blocked >= sent.sent, `udp_blocked ${s.a_to_b.udp_blocked} < ${sent.sent}`);
+  }),
+);
+
 test('stats_file_and_final_counters_are_written', async () => {
   const lab = await createLab({ settings: { delayMs: 1 } });
   let pid;

@@ -44,6 +44,8 @@ RUN
   --stats-file F        counters as JSON, rewritten every --stats-interval-ms
                         (default 1000, 0 = only on SIGUSR1 and at exit)
   --die-with-parent     exit when the parent process dies
+  --block-udp           drop every UDP packet both ways (a firewall that
+                        blocks QUIC/WebTransport); counted as udp_blocked
   SIGUSR1 prints a {\"event\":\"stats\"} line and rewrites the stats file;
   SIGTERM/SIGINT write final stats and exit 0.
 ";
@@ -74,6 +76,8 @@ pub struct Options {
     pub stats_file: Option<PathBuf>,
     pub stats_interval_ms: u64,
     pub die_with_parent: bool,
+    /// Drop every UDP packet, both ways.
+    pub block_udp: bool,
 }
 
 /// Link overrides given on the command line for one scope (both / ab / ba).
@@ -265,6 +269,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         stats_file: None,
         stats_interval_ms: 1000,
         die_with_parent: false,
+        block_udp: false,
     };
     let mut both = Overrides::default();
     let mut ab = Overrides::default();
@@ -279,6 +284,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "print-profile" => o.action = Action::PrintProfile,
             "list-profiles" => o.action = Action::ListProfiles,
             "die-with-parent" => o.die_with_parent = true,
+            "block-udp" => o.block_udp = true,
             _ => {
                 let value = it
                     .next()

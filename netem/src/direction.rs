@@ -31,6 +31,9 @@ pub struct Direction {
     malformed: u64,
     /// Delivered packets the kernel refused (e.g. the device went down).
     write_errors: u64,
+    /// Drop UDP packets before the link (see `block_udp`).
+    block_udp: bool,
+    udp_blocked: u64,
     /// Time from read to write, per delivered copy.
     delay: Histogram,
     /// How late each copy was written after its scheduled time (scheduling
@@ -46,9 +49,18 @@ impl Direction {
             next_token: 0,
             malformed: 0,
             write_errors: 0,
+            block_udp: false,
+            udp_blocked: 0,
             delay: Histogram::new(),
             late: Histogram::new(),
         }
+    }
+
+    /// Drop every UDP packet in this direction, like a firewall that blocks
+    /// QUIC (and so WebTransport) but lets TCP through.
+    pub fn block_udp(mut self, on: bool) -> Direction {
+        self.block_udp = on;
+        self
     }
 
     /// Earliest delivery due, microseconds.
@@ -60,6 +72,10 @@ impl Direction {
     pub fn ingest(&mut self, now_us: u64, packet: &mut [u8]) {
         if packet.len() < TOKEN_BYTES {
             self.malformed += 1;
+            return;
+        }
+        if self.block_udp && is_udp(packet) {
+            self.udp_blocked += 1;
             return;
         }
         let token = self.next_token;
@@ -120,11 +136,11 @@ impl Direction {
             concat!(
                 "{{\"packets_in\":{},\"bytes_in\":{},\"delivered\":{},\"bytes_delivered\":{},",
                 "\"lost\":{},\"duplicated\":{},\"reordered\":{},\"queue_dropped\":{},",
-                "\"oversize_dropped\":{},\"in_flight\":{},\"malformed\":{},\"write_errors\":{},",
+                "\"oversize_dropped\":{},\"in_flight\":{},\"malformed\":{},\"write_errors\":{},\"udp_blocked\":{},",
                 "\"delay_us\":{{\"mean\":{:.1},\"p50\":{},\"p99\":{},\"max\":{}}},",
                 "\"late_us\":{{\"mean\":{:.1},\"p50\":{},\"p99\":{},\"max\":{}}}}}"
             ),
-            s.sent + self.malformed,
+            s.sent + self.malformed + self.udp_blocked,
             s.bytes_sent,
             s.delivered,
             s.bytes_delivered,
@@ -136,6 +152,7 @@ impl Direction {
             s.in_flight,
             self.malformed,
             self.write_errors,
+            self.udp_blocked,
             self.delay.mean(),
             self.delay.quantile(0.5),
             self.delay.quantile(0.99),
@@ -178,6 +195,17 @@ fn loss_json(m: &LossModel) -> String {
 }
 
 /// A link config as a JSON object (units in the key names).
+/// An IPv4 packet whose protocol is UDP, or an IPv6 packet whose first next
+/// header is UDP (extension headers are not followed).
+fn is_udp(packet: &[u8]) -> bool {
+    const UDP: u8 = 17;
+    match packet.first().map(|b| b >> 4) {
+        Some(4) => packet.get(9) == Some(&UDP),
+        Some(6) => packet.get(6) == Some(&UDP),
+        _ => false,
+    }
+}
+
 pub fn config_json(c: &LinkConfig) -> String {
     format!(
         concat!(
@@ -263,5 +291,25 @@ mod tests {
         assert!(d.stats_json().contains("\"packets_in\":2,"));
         assert!(d.stats_json().contains("\"malformed\":1,"));
         assert_eq!(json_str("a\"b\n"), "\"a\\\"b\\u000a\"");
+    }
+
+    #[test]
+    fn block_udp_drops_udp_over_ipv4_and_ipv6_and_lets_tcp_through() {
+        let mut d = Direction::new(Link::new(LinkConfig::default(), 1)).block_udp(true);
+        let mut v4 = vec![0u8; 40];
+        v4[0] = 0x45;
+        v4[9] = 17;
+        let mut v6 = vec![0u8; 60];
+        v6[0] = 0x60;
+        v6[6] = 17;
+        let mut tcp = vec![0u8; 40];
+        tcp[0] = 0x45;
+        tcp[9] = 6;
+        d.ingest(0, &mut v4);
+        d.ingest(0, &mut v6);
+        d.ingest(0, &mut tcp);
+        assert_eq!(d.udp_blocked, 2);
+        assert_eq!(d.link.stats().sent, 1);
+        assert!(d.stats_json().contains("\"udp_blocked\":2"));
     }
 }

@@ -149,8 +149,8 @@ fn run(opts: Options) -> Result<(), String> {
     let duplex = Duplex::new(profile, opts.seed);
     let mut emu = Emulator {
         dirs: [
-            Direction::new(duplex.client_to_server),
-            Direction::new(duplex.server_to_client),
+            Direction::new(duplex.client_to_server).block_udp(opts.block_udp),
+            Direction::new(duplex.server_to_client).block_udp(opts.block_udp),
         ],
         opts,
         start: Instant::now(),
