@@ -45,7 +45,11 @@ export interface RelayOptions {
    * no root. Default none. Refused in production mode.
    */
   impairment?: string;
-  /** Serve POST/GET /test/impairment to change impairment live. Default false; refused in production mode. */
+  /**
+   * Serve POST/GET /test/impairment (change impairment live) and POST
+   * /test/kill-transports (cut every client transport, to test resumption).
+   * Default false; refused in production mode.
+   */
   testControl: boolean;
   /** PEM certificate and key for WebTransport; default: self-signed, rotated before expiry. */
   certFile?: string;

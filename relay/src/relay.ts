@@ -50,6 +50,15 @@ export class Relay {
     this.log.warn({ impairment: spec }, 'impairment changed');
   }
 
+  /** Cut every client's transport as a network failure would; sessions park for a resume. Test use only. */
+  killTransports(): number {
+    if (this.options.production) throw new Error('killing transports is refused in production mode');
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.killLink()) n++;
+    this.log.warn({ killed: n }, 'client transports killed (test control)');
+    return n;
+  }
+
   /** Per-session counters of the simulated links, while impaired. */
   impairmentReport() {
     return {
@@ -172,6 +181,9 @@ export class Relay {
         }
       }
       return json(200, this.impairmentReport());
+    }
+    if (path === '/test/kill-transports' && req.method === 'POST' && this.options.testControl && !this.options.production) {
+      return json(200, { killed: this.killTransports() });
     }
     if (path === '/cert-hash' && !this.options.production) {
       const a = this.addresses();

@@ -21,6 +21,8 @@ export interface ClientLink {
   /** Deliver datagrams to the client; returns how many were dropped (backpressure). */
   send(datagrams: Uint8Array[]): number;
   close(code: number, reason: string): void;
+  /** Cut the link with no close handshake, as a dying network would (test control). */
+  abort(): void;
 }
 
 /** What a listener holds for one client link: datagrams in, close it, it went away. */
@@ -248,6 +250,15 @@ export class Session {
     if (code !== 'RELAY_SHUTTING_DOWN' && code !== 'RELAY_ERR_IDLE_TIMEOUT') this.metrics.rejected.inc({ code });
     this.link?.close(RELAY_CLOSE[code], closeReason(code, detail));
     this.end(code);
+  }
+
+  /** Test control: cut the client's link as a network failure would; the session parks as usual. */
+  killLink(): boolean {
+    const l = this.link;
+    if (l === null || this.ended) return false;
+    this.clientClosed();
+    l.abort();
+    return true;
   }
 
   /**

@@ -26,6 +26,8 @@ export interface TestRelay {
   token(sub?: string, backend?: string): string;
   /** Change the simulated network for live and new sessions (null = none). */
   setImpairment(spec: ImpairmentSpec | null): void;
+  /** Cut every client's transport as a network failure would (sessions park for a resume); returns how many. */
+  killTransports(): number;
   stop(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startTestRelay(o: TestRelayOptions): Promise<TestRelay> {
     httpUrl: `http://127.0.0.1:${addresses.httpPort}`,
     token: (sub = 'player', backend = o.backends[0]!) => mintToken(secret, { sub, backend, ttlSeconds: 600 }),
     setImpairment: (spec) => relay.setImpairment(spec),
+    killTransports: () => relay.killTransports(),
     stop: () => relay.stop(),
   };
 }

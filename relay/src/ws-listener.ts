@@ -37,6 +37,9 @@ export class WsListener {
       close(code, reason) {
         ws.close(code, reason);
       },
+      abort() {
+        ws.terminate();
+      },
     };
     const session = this.relay.admit(url.searchParams.get('token') ?? '', link);
     if (!session) return;

@@ -92,6 +92,10 @@ export class WtListener {
       close(code, reason) {
         server.close(id, code, reason);
       },
+      abort() {
+        // wtransport has no abrupt reset; closing the QUIC connection is the nearest.
+        server.close(id, 0, 'transport killed');
+      },
     };
     const session = this.relay.admit(url.searchParams.get('token') ?? '', link);
     if (session) this.sessions.set(id, session);

@@ -128,6 +128,24 @@ describe('session resumption through the relay', () => {
     s.conn.close();
   });
 
+  it('killTransports cuts every client transport; each session resumes on its own', async () => {
+    const a = await echoSession(token());
+    const b = await echoSession(token());
+    await sleep(200);
+    expect(relay.killTransports()).toBe(2);
+    expect(await waitFor(() => a.events.includes('resumed') && b.events.includes('resumed'))).toBe(true);
+    a.stop();
+    b.stop();
+    for (const s of [a, b]) {
+      expect(await waitFor(() => s.got.length === s.sent())).toBe(true);
+      expect(s.got).toEqual([...Array(s.sent()).keys()]);
+      s.conn.close();
+    }
+    // The HTTP control is off unless testControl is set.
+    const base = wsUrl.replace('ws://', 'http://').replace('/ricochet', '');
+    expect((await fetch(`${base}/test/kill-transports`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('resumes with the session token even after it expired, while the session lives', async () => {
     const t = token(1);
     const s = await echoSession(t);
