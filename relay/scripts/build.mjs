@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// Builds relay/dist (library + CLI) from relay/src with esbuild; skipped when up to date.
+// Builds relay/dist (library + CLI) from relay/src with esbuild, plus tsc's
+// declarations; skipped when up to date.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -21,4 +24,8 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'index.ts')], outfile: join(RELAY, 'dist', 'index.js') }),
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'testing.ts')], outfile: join(RELAY, 'dist', 'testing.js') }),
 ]);
-console.log('[relay build] built dist/cli.js, dist/index.js');
+// Declarations for TypeScript users of @ricochet/relay and @ricochet/relay/testing.
+const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', join(RELAY, 'tsconfig.build.json')], { cwd: RELAY, stdio: 'inherit' });
+if (r.status !== 0) throw new Error('relay: tsc failed to emit declarations');
+console.log('[relay build] built dist/cli.js, dist/index.js, dist/testing.js and their .d.ts');
