@@ -4,7 +4,7 @@
 // headless Chromium, launched through a wrapper script that enters A. Every
 // byte between the browser and the relay crosses ricochet-netem's emulated
 // link. Only loopback and the lab's 10.77.x.y addresses are ever used.
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +34,7 @@ export interface DirectionStats {
   in_flight: number;
   delay_us: { mean: number; p50: number; p99: number; max: number };
   late_us: { mean: number; p50: number; p99: number; max: number };
+  udp_blocked: number;
 }
 export interface LabStats {
   a_to_b: DirectionStats;
@@ -43,6 +44,8 @@ export interface LabOptions {
   profile?: string;
   settings?: Record<string, unknown>;
   seed?: number;
+  /** Drop every UDP packet on the link (QUIC, so WebTransport, blocked). */
+  blockUdp?: boolean;
 }
 
 const LAB_MODULE = join(ROOT, 'netem', 'lab.mjs');
@@ -91,6 +94,8 @@ export interface NetemStack {
   relayInfo: Record<string, unknown>;
   backend: string;
   token(): string;
+  /** Datagrams the relay forwarded so far, per direction, for one transport (from its /metrics, read inside B). */
+  relayDatagrams(transport: 'webtransport' | 'websocket'): Promise<{ toBackend: number; toClient: number }>;
   /** Headless Chromium inside namespace A (Playwright's pipe survives `ip netns exec`). */
   launchBrowser(args?: string[]): Promise<Browser>;
   stop(): Promise<void>;
@@ -122,7 +127,8 @@ export async function startNetemStack(o: LabOptions): Promise<NetemStack> {
     const relay = lab.exec(
       lab.nsB,
       process.execPath,
-      [RELAY_CLI, '--host', lab.addrB, '--http-port', '0', '--wt-port', '0', '--token-secret', SECRET, '--allow-backends', backend],
+      // --test-control: the pages cut transports mid-session (POST /test/kill-transports).
+      [RELAY_CLI, '--host', lab.addrB, '--http-port', '0', '--wt-port', '0', '--token-secret', SECRET, '--allow-backends', backend, '--test-control'],
       { stdio, env },
     );
     const relayInfo = await waitEvent(relay, 'listening', 'relay');
@@ -143,6 +149,14 @@ export async function startNetemStack(o: LabOptions): Promise<NetemStack> {
       relayInfo,
       backend,
       token: () => mintToken(SECRET, { sub: 'e2e-netem', backend, ttlSeconds: 300 }),
+      async relayDatagrams(transport) {
+        const text = await new Promise<string>((resolve, reject) => {
+          const get = `fetch(${JSON.stringify(`${relayHttp}/metrics`)}).then((r) => r.text()).then((t) => process.stdout.write(t))`;
+          execFile('ip', ['netns', 'exec', lab.nsB, process.execPath, '-e', get], { timeout: 10_000 }, (e, out) => (e ? reject(e) : resolve(out)));
+        });
+        const count = (direction: string) => Number(text.match(new RegExp(`ricochet_relay_datagrams_total\\{direction="${direction}",transport="${transport}"\\} (\\d+)`))?.[1] ?? 0);
+        return { toBackend: count('to_backend'), toClient: count('to_client') };
+      },
       async launchBrowser(args: string[] = []) {
         const b = await chromium.launch({
           executablePath: wrapper,

@@ -1,8 +1,9 @@
 // Browser tests in Debian's Chromium (Playwright cannot download its own here).
+// Two projects: `loopback` (specs/, everything on 127.0.0.1) and `netem`
+// (netem-specs/, across the user-space impaired link; needs root, else skipped).
 import { defineConfig } from '@playwright/test';
 
 export default defineConfig({
-  testDir: './specs',
   timeout: 120_000,
   workers: 1,
   reporter: [['list']],
@@ -14,4 +15,8 @@ export default defineConfig({
       args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     },
   },
+  projects: [
+    { name: 'loopback', testDir: './specs' },
+    { name: 'netem', testDir: './netem-specs', timeout: 180_000 },
+  ],
 });

@@ -69,6 +69,7 @@ async function main() {
 
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
   await step('build relay', () => buildRelay());
+  await step('type-check relay and e2e (tsc)', () => typecheck(['relay', 'e2e']));
   await step('relay tests (vitest)', () => vitestIn('relay'));
   await step('webtransport addon tests (node --test)', () =>
     exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
@@ -81,7 +82,6 @@ async function main() {
   await step('build native echo server', () =>
     exec('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 'echo_server', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]),
   );
-  await step('browser tests (playwright, chromium)', () => playwright());
   await step('impaired-link emulator tests (TUN + network namespaces)', () =>
     exec(process.execPath, [join(ROOT, 'netem', 'run-tests.mjs')], {
       onLine: (line) => {
@@ -94,6 +94,7 @@ async function main() {
       },
     }),
   );
+  await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
 }
 
 /** The relay's WebTransport addon (Rust) and its TypeScript bundle. */
@@ -113,6 +114,13 @@ async function playwright() {
       if (m) totals[m[2] === 'flaky' ? 'passed' : m[2]] += +m[1];
     },
   });
+}
+
+/** `tsc --noEmit` for each workspace (Vitest and Playwright transpile without checking types). */
+async function typecheck(workspaces) {
+  const require = createRequire(join(ROOT, 'relay', 'package.json'));
+  const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+  for (const w of workspaces) await exec(process.execPath, [tsc, '--noEmit', '-p', join(ROOT, w)]);
 }
 
 /** Runs a workspace's Vitest suite and adds its counts to the totals. */

@@ -28,14 +28,30 @@ window.ricochetEcho = async (o) => {
   if (o.disableWebTransport) delete globalThis.WebTransport;
   const info = await (await fetch(`${o.relayHttp}/cert-hash`)).json();
   const q = `?token=${encodeURIComponent(o.token)}`;
-  const choice = await openTransport({
+  const transportOptions = (force) => ({
     webTransportUrl: (o.webTransportUrl ?? info.webTransportUrl) && (o.webTransportUrl ?? info.webTransportUrl) + q,
     serverCertificateHashes: info.certHashes,
     webSocketUrl: info.webSocketUrl + q,
-    ...(o.force ? { force: o.force } : {}),
+    ...(o.deadlineMs ? { deadlineMs: o.deadlineMs } : {}),
+    ...(force ? { force } : {}),
   });
+  const choice = await openTransport(transportOptions(o.force));
   log(`transport ${choice.kind} in ${choice.elapsedMs.toFixed(1)} ms ${choice.fallbackReason ?? ''}`);
-  const conn = new Connection(choice.transport, { channels: ['reliable-ordered', 'reliable-ordered', 'unreliable'], handshake: 'e2e' });
+  // With o.resume, a dead transport is replaced by a new one with the same token.
+  const resumeKinds = [];
+  const reconnect = async () => {
+    const c = await openTransport(transportOptions(o.resumeForce));
+    resumeKinds.push(c.kind);
+    return c.transport;
+  };
+  const conn = new Connection(choice.transport, {
+    channels: ['reliable-ordered', 'reliable-ordered', 'unreliable'],
+    handshake: 'e2e',
+    ...(o.resume ? { reconnect } : {}),
+  });
+  const events = [];
+  conn.on('reconnecting', (e) => events.push({ type: 'reconnecting', at: performance.now(), reason: e.reason }));
+  conn.on('resumed', (e) => events.push({ type: 'resumed', at: performance.now(), ...e }));
   await conn.ready;
   const per = o.reliablePerChannel ?? 2000;
   const unrel = o.unreliable ?? 500;
@@ -43,10 +59,19 @@ window.ricochetEcho = async (o) => {
   let corrupt = 0;
   const sentAt = new Map();
   const rtts = [];
+  let lastAt0 = 0;
+  let maxGapMs = 0;
+  let phase2 = false;
   conn.on('message', ({ channel, data }) => {
     if (!intact(data)) corrupt++;
     const seq = new DataView(data.buffer, data.byteOffset).getUint32(0, true);
     got[channel].push(seq);
+    if (channel === 0) {
+      const now = performance.now();
+      // Longest wait between deliveries on the ordered channel while it streams.
+      if (phase2 && lastAt0) maxGapMs = Math.max(maxGapMs, now - lastAt0);
+      lastAt0 = now;
+    }
     if (channel === 0 && sentAt.has(seq)) rtts.push(performance.now() - sentAt.get(seq));
   });
   const receipts = new Map();
@@ -64,7 +89,13 @@ window.ricochetEcho = async (o) => {
   }
   // Phase 2: volume on two ordered channels plus unreliable, at 60 Hz ticks.
   let s0 = pings, s1 = 0, su = 0;
+  let tick = 0;
+  phase2 = true;
   while (s0 < pings + per || s1 < per || su < unrel) {
+    // Mid-session disruptions: the relay cuts the transport, or the page switches it.
+    if (tick === o.killAtTick) fetch(`${o.relayHttp}/test/kill-transports`, { method: 'POST' }).catch((e) => log(`kill failed: ${e}`));
+    if (tick === o.switchAtTick) openTransport(transportOptions(o.switchTo)).then((c) => (resumeKinds.push(c.kind), conn.switchTransport(c.transport)));
+    tick++;
     for (let k = 0; k < 40 && s0 < pings + per; k++) ids.push(conn.send(0, payload(0, s0++, 120)));
     for (let k = 0; k < 40 && s1 < per; k++) ids.push(conn.send(1, payload(1, s1++, 300)));
     for (let k = 0; k < 10 && su < unrel; k++) ids.push(conn.send(2, payload(2, su++, 80)));
@@ -72,6 +103,7 @@ window.ricochetEcho = async (o) => {
   }
   const deadline = performance.now() + 20_000;
   while ((got[0].length < pings + per || got[1].length < per || receipts.size < ids.length) && performance.now() < deadline) await sleep(20);
+  phase2 = false;
   await sleep(300);
   const inOrder = (xs, n) => xs.length === n && xs.every((v, i) => v === i);
   const stats = conn.stats();
@@ -93,6 +125,10 @@ window.ricochetEcho = async (o) => {
     rttP50: pct(rtts, 50),
     rttP99: pct(rtts, 99),
     retransmissions: stats.retransmissions,
+    events: events.map(({ at, ...e }) => e),
+    resumeKinds,
+    maxGapMs,
+    finalKind: conn.transport.kind,
   };
 };
 log('ready');
