@@ -38,6 +38,10 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32) {
                 sent_ordered += 1;
             }
         }
+        // Now and then the host moves the client onto a new path (resumption).
+        if rng.chance(0.01) {
+            client.handle_path_change(now);
+        }
         for id in server.connection_ids().collect::<Vec<_>>() {
             if rng.chance(0.3) {
                 let _ = server.send(now, id, rng.below(4) as u8, payload(0, 8 + rng.below(2_000) as usize));

@@ -581,6 +581,12 @@ impl World {
                     self.advance_to(t);
                 }
             }
+            // The client host moves the connection onto a new path (a resumed transport).
+            116..=117 => {
+                let now = self.now;
+                self.client.handle_path_change(now);
+                self.drain();
+            }
             // A burst: several sends on channel 0.
             112..=115 => {
                 let server = op & 0x80 != 0;
