@@ -51,7 +51,7 @@ impl ConfigInput {
     #[wasm_bindgen(js_name = addChannel)]
     pub fn add_channel(&mut self, kind: u8, priority: u8, max_age_us: f64) -> Result<(), JsError> {
         let kind = ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
-        self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us) });
+        self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us), latency_target_us: 0 });
         Ok(())
     }
 }
