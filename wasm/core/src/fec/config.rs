@@ -53,19 +53,32 @@ impl FecConfig {
         FecConfig { enabled: true, budget: 0.1, target_residual_loss: 0.01, min_loss: 0.005, max_group: 32 }
     }
 
+    /// Messages print fractions in thousandths (integer formatting: float
+    /// formatting would add ~30 KB to the wasm).
     pub fn validate(&self) -> Result<(), String> {
         if !(0.01..=2.0).contains(&self.budget) {
-            return Err(format!("fec.budget: need 0.01..=2.0 repair bytes per protected byte, got {}", self.budget));
+            return Err(format!("fec.budget: need 0.01..=2.0 repair bytes per protected byte, got {}", milli(self.budget)));
         }
         if !(0.0..1.0).contains(&self.target_residual_loss) {
-            return Err(format!("fec.target_residual_loss: need 0..1, got {}", self.target_residual_loss));
+            return Err(format!("fec.target_residual_loss: need 0..1, got {}", milli(self.target_residual_loss)));
         }
         if !(0.0..1.0).contains(&self.min_loss) {
-            return Err(format!("fec.min_loss: need 0..1, got {}", self.min_loss));
+            return Err(format!("fec.min_loss: need 0..1, got {}", milli(self.min_loss)));
         }
         if !(1..=32).contains(&self.max_group) {
             return Err(format!("fec.max_group: need 1..=32 packets, got {}", self.max_group));
         }
         Ok(())
     }
+}
+
+/// A fraction as "N/1000" (NaN and infinities named).
+fn milli(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return "infinity".into();
+    }
+    format!("{}/1000", (x * 1000.0).round() as i64)
 }
