@@ -40,14 +40,15 @@ fn transcript() -> Vec<Vec<u8>> {
         while let Some((_, n)) = p.server.poll_transmit(p.now + 1, &mut buf) {
             out.push(buf[..n].to_vec());
         }
-        p.run_for(3_000);
+        // Long enough in all for the server to send a fresh LOSS_REPORT.
+        p.run_for(10_000);
     }
     p.client.close(p.now, 1, "done");
     while let Some(n) = p.client.poll_transmit(p.now, &mut buf) {
         out.push(buf[..n].to_vec());
     }
     let has = |ty: u8| out.iter().any(|d| d.first() == Some(&wire::PACKET_DATA) && frames(d).contains(&ty));
-    assert!(has(wire::FRAME_REPAIR) && has(wire::FRAME_LOSS_REPORT), "the transcript exercises FEC frames");
+    assert!(has(wire::FRAME_REPAIR) && has(wire::FRAME_LOSS_REPORT), "the transcript exercises FEC frames: repair {}, report {}", has(wire::FRAME_REPAIR), has(wire::FRAME_LOSS_REPORT));
     out
 }
 

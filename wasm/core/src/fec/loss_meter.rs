@@ -2,9 +2,12 @@
 //! packets as they arrive (before any repair), and decides when to tell the
 //! peer (LOSS_REPORT), whose FEC adapts to it. A clean link is never reported.
 
-/// Weight of history: each packet's outcome fades by 1/256 per later packet
-/// (about 4 s at 60 packets/s).
-const DECAY: f64 = 1.0 - 1.0 / 256.0;
+/// Outcomes are counted in integer windows of this many packets (the per-
+/// packet path stays a few increments); each full window is folded into the
+/// history, which keeps 3/4 of its weight: about 256 packets of memory
+/// (4 s at 60 packets/s).
+const WINDOW: u32 = 64;
+const KEEP: f64 = 0.75;
 /// Outcomes needed before the rate means anything.
 const MIN_SAMPLES: f64 = 16.0;
 /// A gap larger than this counts as this many losses (an outage, not a rate).
@@ -18,6 +21,9 @@ const REFRESH_US: u64 = 1_000_000;
 pub struct LossMeter {
     largest: Option<u64>,
     prev_lost: bool,
+    /// The current window: outcomes, losses, outcomes after a loss, losses after a loss.
+    win: [u32; 4],
+    /// Folded history of the same four counts.
     total: f64,
     lost: f64,
     after_loss: f64,
@@ -32,7 +38,11 @@ impl LossMeter {
         match self.largest {
             Some(l) if pn <= l => {
                 // Late, not lost: take back one of the losses counted for the gap.
-                self.lost = (self.lost - 1.0).max(0.0);
+                if self.win[1] > 0 {
+                    self.win[1] -= 1;
+                } else {
+                    self.lost = (self.lost - 1.0).max(0.0);
+                }
             }
             Some(l) => {
                 for _ in 0..(pn - l - 1).min(MAX_GAP) {
@@ -49,30 +59,38 @@ impl LossMeter {
     }
 
     fn record(&mut self, lost: bool) {
-        self.total = self.total * DECAY + 1.0;
-        self.lost = self.lost * DECAY + lost as u8 as f64;
+        self.win[0] += 1;
+        self.win[1] += lost as u32;
         if self.prev_lost {
-            self.after_loss = self.after_loss * DECAY + 1.0;
-            self.after_loss_lost = self.after_loss_lost * DECAY + lost as u8 as f64;
+            self.win[2] += 1;
+            self.win[3] += lost as u32;
         }
         self.prev_lost = lost;
+        if self.win[0] == WINDOW {
+            self.total = self.total * KEEP + self.win[0] as f64;
+            self.lost = self.lost * KEEP + self.win[1] as f64;
+            self.after_loss = self.after_loss * KEEP + self.win[2] as f64;
+            self.after_loss_lost = self.after_loss_lost * KEEP + self.win[3] as f64;
+            self.win = [0; 4];
+        }
     }
 
     /// Recent fraction of the peer's packets lost on the link.
     pub fn loss(&self) -> f64 {
-        if self.total < MIN_SAMPLES {
-            0.0
-        } else {
-            (self.lost / self.total).clamp(0.0, 1.0)
+        let total = self.total + self.win[0] as f64;
+        if self.lost == 0.0 && self.win[1] == 0 || total < MIN_SAMPLES {
+            return 0.0;
         }
+        ((self.lost + self.win[1] as f64) / total).clamp(0.0, 1.0)
     }
 
     /// P(lost | previous lost); the mean loss until losses have successors.
     pub fn burst(&self) -> f64 {
-        if self.after_loss < 2.0 {
+        let after = self.after_loss + self.win[2] as f64;
+        if after < 2.0 {
             self.loss()
         } else {
-            (self.after_loss_lost / self.after_loss).clamp(0.0, 1.0)
+            ((self.after_loss_lost + self.win[3] as f64) / after).clamp(0.0, 1.0)
         }
     }
 
