@@ -48,6 +48,12 @@ impl ReceivedPackets {
 
     /// A duplicate arrived: our ACK may have been lost, so owe one now.
     pub fn on_duplicate(&mut self, now: u64) {
+        self.ack_now(now);
+    }
+
+    /// Owe an ACK at once (a duplicate, or a repair that could not rebuild
+    /// a lost packet: the sender should learn of the loss without waiting).
+    pub fn ack_now(&mut self, now: u64) {
         if self.ranges.is_empty() {
             return;
         }

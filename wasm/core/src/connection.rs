@@ -329,6 +329,13 @@ impl Connection {
         }
         let result = self.handle_data(now, datagram, false);
         self.rebuild_lost(now);
+        if let Some((first, count)) = self.fec.rx.latest_group.take() {
+            // A repair that could not rebuild its group: ACK at once so the
+            // sender detects the loss about one RTT after sending, not later.
+            if (first..first + count as u64).any(|pn| !self.received.is_duplicate(pn)) {
+                self.received.ack_now(now);
+            }
+        }
         result
     }
 

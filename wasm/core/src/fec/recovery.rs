@@ -31,6 +31,8 @@ pub struct RecoveryBuffer {
     pool: Vec<Vec<u8>>,
     /// Repairs whose rebuilt packet failed its check value or padding.
     pub rejected: u64,
+    /// The group of the REPAIR frame in the packet being processed.
+    pub(crate) latest_group: Option<(u64, u8)>,
 }
 
 impl RecoveryBuffer {
@@ -60,6 +62,7 @@ impl RecoveryBuffer {
     /// A REPAIR frame arrived protecting `first .. first + count`.
     pub fn on_repair(&mut self, now: u64, first: u64, count: u8, parity: &[u8]) {
         self.keep_until = Some(now + KEEP_AFTER_REPAIR_US);
+        self.latest_group = Some((first, count));
         if self.pending.len() >= MAX_PENDING {
             if let Some(old) = self.pending.pop_front() {
                 self.pool.push(old.parity);
