@@ -263,3 +263,36 @@ fn s1_measured_with_fec_off_and_on() {
         }
     }
 }
+
+#[test]
+fn repair_that_cannot_rebuild_draws_an_immediate_ack() {
+    let mut p = pair(FecConfig::balanced(), 0, LossModel::iid(0.05), 10);
+    s1_run(&mut p, 300); // the server reports the loss; the client's FEC turns on
+    p.net.set_profile(NetworkProfile::s1(LossModel::None));
+    p.run_for(1_000_000);
+    let mut buf = vec![0u8; 1500];
+    let mut out = vec![0u8; 1500];
+    // Drop the first two members of the next repair group, deliver the rest.
+    let (mut seen_repair, mut dropped) = (false, 0);
+    for i in 0..200u32 {
+        p.client.send(p.now, 0, payload(10_000 + i, 400)).unwrap();
+        while let Some(n) = p.client.poll_transmit(p.now, &mut buf) {
+            let d = buf[..n].to_vec();
+            if carries_repair(&d) {
+                if seen_repair && dropped == 2 {
+                    p.server.handle_datagram(p.now, &d).unwrap();
+                    assert!(p.server.poll_transmit(p.now, &mut out).is_some(), "an ACK leaves at once");
+                    return;
+                }
+                seen_repair = true;
+            } else if seen_repair && dropped < 2 {
+                dropped += 1;
+                continue;
+            }
+            let _ = p.server.handle_datagram(p.now, &d);
+            while p.server.poll_transmit(p.now, &mut out).is_some() {}
+        }
+        p.run_for(TICK);
+    }
+    panic!("no repair group with two losses was formed");
+}
