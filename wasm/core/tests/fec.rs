@@ -100,6 +100,18 @@ fn clean_link_sends_no_repair() {
 }
 
 #[test]
+fn reordering_without_loss_sends_no_repair() {
+    let mut p = pair(FecConfig::low_latency(), 25_000, LossModel::None, 11);
+    let l = LinkConfig { latency_us: 10_000, jitter_us: 2_000, reorder: 0.1, reorder_extra_us: 5_000, ..LinkConfig::default() };
+    p.net.set_profile(NetworkProfile { name: "reordering", client_to_server: l, server_to_client: l });
+    s1_run(&mut p, 1_000);
+    let c = p.client.stats();
+    assert!(p.net.stats().0.reordered > 20, "the link reordered");
+    assert_eq!(c.fec_repair_bytes_out, 0);
+    assert_eq!(c.fec_peer_loss, 0.0);
+}
+
+#[test]
 fn fec_repairs_most_single_losses_without_a_round_trip() {
     let mut p = pair(FecConfig::low_latency(), 25_000, LossModel::iid(0.05), 2);
     let lat = s1_run(&mut p, 3_000);
@@ -239,13 +251,13 @@ fn s1_measured_with_fec_off_and_on() {
         ("GE 10%/25%", LossModel::bursty(0.10, 0.25)),
     ];
     let modes = [("off", FecConfig::off()), ("balanced", FecConfig::balanced()), ("low_latency", FecConfig::low_latency())];
-    println!("S1 on the simulator, 6000 × 400 B at 60 Hz, 20 ms RTT, 2 ms jitter; channel latency target 25 ms");
+    println!("S1 on the simulator, 10000 × 400 B at 60 Hz, 20 ms RTT, 2 ms jitter; channel latency target 25 ms");
     println!("{:<11} {:<12} {:>7} {:>7} {:>8} {:>10} {:>9}", "loss", "fec", "p50 ms", "p99 ms", "mean+sd", "wire/payl", "rebuilt");
     for (name, loss) in cells {
         let mut p99_off = 0.0;
         for (mode, fec) in modes {
             let mut p = pair(fec, 25_000, loss, 42);
-            let lat = s1_run(&mut p, 6_000);
+            let lat = s1_run(&mut p, 10_000);
             let s = summarize(&p, &lat);
             println!("{name:<11} {mode:<12} {:>7.1} {:>7.1} {:>8.1} {:>10.3} {:>9}", s.p50, s.p99, s.mean_sd, s.wire_per_payload, s.recovered);
             if mode == "off" {

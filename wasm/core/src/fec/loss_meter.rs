@@ -12,6 +12,10 @@ const KEEP: f64 = 0.75;
 const MIN_SAMPLES: f64 = 16.0;
 /// A gap larger than this counts as this many losses (an outage, not a rate).
 const MAX_GAP: u64 = 64;
+/// A packet's fate is decided once this many later packets arrived, so
+/// reordering on a lossless link is not mistaken for loss (as in loss
+/// detection's packet threshold).
+const REORDER_SLACK: u64 = 3;
 /// Reports are at least this far apart, µs.
 const MIN_REPORT_INTERVAL_US: u64 = 100_000;
 /// A non-zero estimate is repeated this often (a report can be lost), µs.
@@ -20,6 +24,10 @@ const REFRESH_US: u64 = 1_000_000;
 #[derive(Debug, Default)]
 pub struct LossMeter {
     largest: Option<u64>,
+    /// Lowest packet number seen: nothing below it is judged.
+    first: u64,
+    /// Bit i: packet `largest − i` arrived.
+    seen: u64,
     prev_lost: bool,
     /// The current window: outcomes, losses, outcomes after a loss, losses after a loss.
     win: [u32; 4],
@@ -35,26 +43,40 @@ pub struct LossMeter {
 impl LossMeter {
     /// A packet arrived from the link (not rebuilt by repair).
     pub fn on_arrival(&mut self, pn: u64) {
-        match self.largest {
-            Some(l) if pn <= l => {
-                // Late, not lost: take back one of the losses counted for the gap.
+        let Some(l) = self.largest else {
+            self.largest = Some(pn);
+            self.first = pn;
+            self.seen = 1;
+            return;
+        };
+        if pn <= l {
+            let age = l - pn;
+            if age < 64 {
+                self.seen |= 1 << age;
+            }
+            if age >= REORDER_SLACK && pn >= self.first {
+                // Later than the slack: it was counted lost; take that back.
                 if self.win[1] > 0 {
                     self.win[1] -= 1;
                 } else {
                     self.lost = (self.lost - 1.0).max(0.0);
                 }
             }
-            Some(l) => {
-                for _ in 0..(pn - l - 1).min(MAX_GAP) {
-                    self.record(true);
-                }
-                self.record(false);
-                self.largest = Some(pn);
-            }
-            None => {
-                self.record(false);
-                self.largest = Some(pn);
-            }
+            return;
+        }
+        let shift = pn - l;
+        self.seen = if shift < 64 { (self.seen << shift) | 1 } else { 1 };
+        self.largest = Some(pn);
+        // Packets that just left the slack: judge each by its arrival bit.
+        let from = (l + 1).saturating_sub(REORDER_SLACK).max(self.first);
+        let to = pn.saturating_sub(REORDER_SLACK);
+        if to < from || pn < REORDER_SLACK {
+            return;
+        }
+        let judged = (to - from + 1).min(MAX_GAP + 1);
+        for q in to + 1 - judged..=to {
+            let age = pn - q;
+            self.record(age >= 64 || self.seen & (1 << age) == 0);
         }
     }
 
@@ -128,6 +150,19 @@ pub fn from_wire(x: u16) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reordering_without_loss_is_not_loss() {
+        let mut m = LossMeter::default();
+        // Swap every fifth pair: 0 1 2 3 5 4 6 7 8 10 9 ...
+        for base in (0..2000u64).step_by(5) {
+            for pn in [base, base + 1, base + 2, base + 4, base + 3] {
+                m.on_arrival(pn);
+                assert_eq!(m.report_due(0), None);
+            }
+        }
+        assert_eq!(m.loss(), 0.0);
+    }
 
     #[test]
     fn clean_arrivals_are_never_reported() {
