@@ -4,8 +4,8 @@ import { realClock, type Clock } from './clock.js';
 import { CLOSE_KINDS, EV, readOut, readText, viewOut, writeIn, type CloseKind } from './core.js';
 import { Emitter } from './emitter.js';
 import { RicochetError, sendError, type ErrorCode } from './errors.js';
-import { coreConfig } from './core-config.js';
-import { handshakeBytes, resolveChannels, type ConnectionOptions, type ResolvedChannel } from './options.js';
+import { coreConfig, fecPreset } from './core-config.js';
+import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
 import { Outage, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
@@ -181,6 +181,18 @@ export class Connection extends Emitter<ConnectionEvents> {
   stats(): ConnectionStats {
     if (this.core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
     return decodeStats(this.core.stats());
+  }
+
+  /** Switch forward error correction at run time (e.g. from a network panel). */
+  setFec(preset: FecPreset, budget?: number): void {
+    if (this.core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
+    const n = fecPreset(preset);
+    const b = positive('fecBudget', budget, 2) ?? 0;
+    try {
+      this.core.setFec(n, b);
+    } catch (e) {
+      invalid(String((e as Error).message ?? e));
+    }
   }
 
   private channelIndex(channel: number | string, data: Uint8Array): number {

@@ -1,6 +1,6 @@
 // Builds the core's config object from options (internal: its type comes
 // from the generated glue and must not reach the public declarations).
-import { DEFAULT_CHANNELS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
+import { DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
 import { wasm } from './wasm.js';
 
 export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, transportMax: number, withChannels: boolean) {
@@ -21,6 +21,8 @@ export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, t
   set('handshakeTimeoutMs', o.handshakeTimeoutMs, (x) => (c.handshake_timeout_us = x * 1000));
   set('maxAckDelayMs', o.maxAckDelayMs, (x) => (c.max_ack_delay_us = x * 1000));
   set('maxConnections', o.maxConnections, (x) => (c.max_connections = x), 2 ** 32 - 1);
+  c.fec_preset = fecPreset(o.fec);
+  set('fecBudget', o.fecBudget, (x) => (c.fec_budget = x), 2);
   // A message must fit the buffers; grow them with maxMessageBytes unless set.
   if (o.maxMessageBytes !== undefined) {
     if (o.sendBufferBytes === undefined) c.send_buffer_bytes = Math.max(c.send_buffer_bytes, c.max_message_size);
@@ -31,9 +33,18 @@ export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, t
       const opt: ChannelOptions = typeof ch === 'string' ? { kind: ch } : ch;
       const prio = opt.priority ?? 128;
       if (!Number.isInteger(prio) || prio < 0 || prio > 255) invalid(`channels[${i}].priority: expected 0..255, got ${prio}`);
-      c.addChannel(KINDS[opt.kind], prio, (opt.maxAgeMs ?? 0) * 1000);
+      const target = positive(`channels[${i}].latencyTargetMs`, opt.latencyTargetMs) ?? 0;
+      c.addChannel(KINDS[opt.kind], prio, (opt.maxAgeMs ?? 0) * 1000, target * 1000);
     });
   }
   return c;
 }
 
+
+/** The core's FEC preset number for an option value (throws on an unknown name). */
+export function fecPreset(p: ConnectionOptions['fec']): number {
+  if (p === undefined) return FEC_PRESETS.balanced;
+  const n = FEC_PRESETS[p];
+  if (n === undefined) invalid(`fec: expected one of ${Object.keys(FEC_PRESETS).join(', ')}, got ${String(p)}`);
+  return n;
+}

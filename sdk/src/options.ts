@@ -13,7 +13,17 @@ export interface ChannelOptions {
   priority?: number;
   /** Unreliable kinds: drop a message not sent within this many ms. Default: never. */
   maxAgeMs?: number;
+  /** One-way latency this channel's messages should meet; FEC sends repair early enough for it, within its budget. Default: none. */
+  latencyTargetMs?: number;
 }
+
+/**
+ * Forward error correction presets (repair bytes are spent only once the peer reports loss):
+ * `off`; `balanced` (default, ≤ 30 % extra bytes); `low-latency` (≤ 110 %, repairs nearly every
+ * loss one one-way delay later); `thrifty` (≤ 10 %).
+ */
+export type FecPreset = 'off' | 'balanced' | 'low-latency' | 'thrifty';
+export const FEC_PRESETS: Record<FecPreset, number> = { off: 0, balanced: 1, 'low-latency': 2, thrifty: 3 };
 
 export interface ConnectionOptions extends ResumeOptions {
   /** Channels by index. Default: one of each kind, in the order of `ChannelKind`. */
@@ -36,6 +46,10 @@ export interface ConnectionOptions extends ResumeOptions {
   handshakeTimeoutMs?: number;
   /** Longest delay before acknowledging. Default 5 ms. */
   maxAckDelayMs?: number;
+  /** Forward error correction preset. Default 'balanced'. Change later with `setFec`. */
+  fec?: FecPreset;
+  /** Most FEC repair bytes per protected byte (0.01..2). Default: the preset's. */
+  fecBudget?: number;
   /** Emit a `stats` event this often; 0 disables. Default 0. */
   statsIntervalMs?: number;
   /** Time source; default real time. Pass a `VirtualClock` for deterministic tests. */

@@ -5,8 +5,8 @@ import { CLOSE_KINDS, EV, readOut, readText, viewOut, writeIn } from './core.js'
 import type { CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
 import { RicochetError, sendError, type ErrorCode } from './errors.js';
-import { coreConfig } from './core-config.js';
-import type { ServerOptions as BaseServerOptions } from './options.js';
+import { coreConfig, fecPreset } from './core-config.js';
+import { invalid, positive, type FecPreset, type ServerOptions as BaseServerOptions } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
 import { wasm } from './wasm.js';
@@ -129,6 +129,18 @@ export class Server extends Emitter<ServerEvents> {
   /** IDs of connections that are accepted and not yet disconnected. */
   connections(): number[] {
     return [...this.live];
+  }
+
+  /** Switch forward error correction for one connection; false if it is unknown. */
+  setFec(id: number, preset: FecPreset, budget?: number): boolean {
+    if (this.core === null) return false;
+    const n = fecPreset(preset);
+    const b = positive('fecBudget', budget, 2) ?? 0;
+    try {
+      return this.core.setFec(id, n, b);
+    } catch (e) {
+      return invalid(String((e as Error).message ?? e));
+    }
   }
 
   stats(id: number): ConnectionStats | null {

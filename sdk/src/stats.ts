@@ -13,8 +13,20 @@ export interface ConnectionStats {
   minRttMs: number;
   /** Fraction of our packets declared lost. */
   lossOut: number;
-  /** Fraction of the peer's packets that never arrived. */
+  /** Fraction of the peer's packets that never arrived over the link (before FEC repair). */
   lossIn: number;
+  /** Fraction of the peer's packets still missing after FEC repair (lost repair packets included). */
+  residualLossIn: number;
+  /** Peer packets rebuilt from FEC repair, with no round trip. */
+  fecRecovered: number;
+  /** Bytes of FEC repair packets sent. */
+  fecRepairBytesOut: number;
+  /** FEC repair packets sent. */
+  fecRepairPacketsOut: number;
+  /** Loss rate the peer last reported on our packets (what our FEC adapts to). */
+  fecPeerLoss: number;
+  /** P(lost | previous lost) the peer last reported on our packets. */
+  fecPeerBurst: number;
   packetsOut: number;
   packetsIn: number;
   bytesOut: number;
@@ -34,10 +46,10 @@ export interface ConnectionStats {
 }
 
 export function decodeStats(v: ArrayLike<number>): ConnectionStats {
-  const n = v[20] ?? 0;
+  const n = v[26] ?? 0;
   const channels: ChannelStats[] = [];
   for (let i = 0; i < n; i++) {
-    const b = 21 + i * 4;
+    const b = 27 + i * 4;
     channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
   }
   return {
@@ -61,6 +73,12 @@ export function decodeStats(v: ArrayLike<number>): ConnectionStats {
     bytesInFlight: v[17]!,
     sendBufferBytes: v[18]!,
     recvBufferBytes: v[19]!,
+    residualLossIn: v[20]!,
+    fecRecovered: v[21]!,
+    fecRepairBytesOut: v[22]!,
+    fecRepairPacketsOut: v[23]!,
+    fecPeerLoss: v[24]!,
+    fecPeerBurst: v[25]!,
     channels,
   };
 }

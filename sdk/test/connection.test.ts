@@ -49,6 +49,47 @@ describe('Connection over loopback', () => {
     expect(s.rttMs).toBeGreaterThan(18);
   });
 
+  it('FEC rebuilds lost packets, reports its stats, and can be switched off at run time', () => {
+    const lossy = { latencyMs: 10, jitterMs: 2, loss: 0.05 };
+    const { clock, ct, server, received } = setup({ up: lossy, down: lossy });
+    const conn = new Connection(ct, { clock, fec: 'low-latency', channels: [{ kind: 'reliable-ordered', latencyTargetMs: 25 }] });
+    expect(clock.runUntil(() => conn.state === 'open', 5_000_000)).toBe(true);
+    for (let tick = 0; tick < 600; tick++) {
+      conn.send(0, payload(tick, 400));
+      clock.advance(16_667);
+    }
+    expect(clock.runUntil(() => received.length === 600, 20_000_000)).toBe(true);
+    expect(received.map((m) => check(m.data))).toEqual([...Array(600).keys()]);
+    const s = conn.stats();
+    expect(s.fecRepairPacketsOut).toBeGreaterThan(50);
+    expect(s.fecRepairBytesOut).toBeGreaterThan(s.fecRepairPacketsOut * 400);
+    expect(s.fecPeerLoss).toBeGreaterThan(0.02);
+    const srv = server.stats(conn.id)!;
+    expect(srv.fecRecovered).toBeGreaterThan(10);
+    expect(srv.residualLossIn).toBeLessThan(srv.lossIn);
+    conn.setFec('off');
+    const before = conn.stats().fecRepairPacketsOut;
+    for (let tick = 0; tick < 120; tick++) {
+      conn.send(0, payload(600 + tick, 400));
+      clock.advance(16_667);
+    }
+    expect(conn.stats().fecRepairPacketsOut).toBe(before);
+    expect(() => conn.setFec('loud' as never)).toThrow(RicochetError);
+  });
+
+  it('a clean link costs no FEC bytes', () => {
+    const { clock, ct, server, received } = setup('lan');
+    const conn = new Connection(ct, { clock, fec: 'low-latency' });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    for (let tick = 0; tick < 300; tick++) {
+      conn.send(0, payload(tick, 400));
+      clock.advance(16_667);
+    }
+    expect(clock.runUntil(() => received.length === 300, 5_000_000)).toBe(true);
+    expect(conn.stats().fecRepairBytesOut).toBe(0);
+    expect(server.stats(conn.id)!.fecRepairBytesOut).toBe(0);
+  });
+
   it('unreliable messages get acked or lost receipts that match delivery', () => {
     const lossy = { latencyMs: 5, loss: 0.2 };
     const { clock, ct, received } = setup({ up: lossy, down: { latencyMs: 5 } });

@@ -1,4 +1,4 @@
-// Independent decoder of the Ricochet wire format, version 1, written from
+// Independent decoder of the Ricochet wire format, version 2, written from
 // wasm/core/WIRE.md alone (not from the Rust sources). It cross-checks the
 // document against the vectors the Rust core generates
 // (wasm/core/tests/vectors/wire.json): see wire-vectors.test.ts.
@@ -83,7 +83,22 @@ export interface FragmentFrame {
   data: string;
 }
 
-export type Frame = AckFrame | PingFrame | CloseFrame | MessagesFrame | FragmentFrame;
+export interface RepairFrame {
+  type: 'REPAIR';
+  /** Low 16 bits of the first protected packet number. */
+  first_pn: number;
+  count: number;
+  parity: string;
+}
+
+export interface LossReportFrame {
+  type: 'LOSS_REPORT';
+  /** Units of 1/65535. */
+  loss: number;
+  burst: number;
+}
+
+export type Frame = AckFrame | PingFrame | CloseFrame | MessagesFrame | FragmentFrame | RepairFrame | LossReportFrame;
 
 export interface DataPacket {
   type: 'DATA';
@@ -102,6 +117,10 @@ const MAX_ACK_RANGE_VALUE = 65535;
 const MIN_FRAGMENT_COUNT = 2;
 const MAX_FRAGMENT_COUNT = 1048576;
 const MAX_CHANNEL_KIND = 3;
+const MIN_REPAIR_COUNT = 1;
+const MAX_REPAIR_COUNT = 32;
+const MIN_PARITY_BYTES = 6; // u16 body_length + u32 check
+const DATA_HEADER_BYTES = 7;
 
 const utf8 = new TextDecoder('utf-8'); // WIRE.md does not say invalid UTF-8 is a drop reason: decode lossily.
 
@@ -289,6 +308,23 @@ function decodeFragment(r: Reader): FragmentFrame {
   return { type: 'FRAGMENT', channel, seq, index: Number(indexRaw), count, data };
 }
 
+function decodeRepair(r: Reader): RepairFrame {
+  const first_pn = r.u16('first_pn');
+  const countAt = r.offset;
+  const count = r.u8('repair count');
+  if (count < MIN_REPAIR_COUNT || count > MAX_REPAIR_COUNT) r.fail(`REPAIR count ${count} outside ${MIN_REPAIR_COUNT}..=${MAX_REPAIR_COUNT}`, countAt);
+  const parityAt = r.offset;
+  const raw = r.bytes('parity');
+  if (raw.length < MIN_PARITY_BYTES) r.fail(`REPAIR parity of ${raw.length} bytes (< ${MIN_PARITY_BYTES})`, parityAt);
+  return { type: 'REPAIR', first_pn, count, parity: toHex(raw) };
+}
+
+function decodeLossReport(r: Reader): LossReportFrame {
+  const loss = r.u16('loss');
+  const burst = r.u16('burst');
+  return { type: 'LOSS_REPORT', loss, burst };
+}
+
 function decodeData(r: Reader): DataPacket {
   const connection_id = connectionId(r);
   const packet_number = r.u16('packet_number');
@@ -311,6 +347,12 @@ function decodeData(r: Reader): DataPacket {
         break;
       case 0x11:
         frames.push(decodeFragment(r));
+        break;
+      case 0x20:
+        frames.push(decodeRepair(r));
+        break;
+      case 0x21:
+        frames.push(decodeLossReport(r));
         break;
       default:
         r.fail(`unknown frame type 0x${frameType.toString(16).padStart(2, '0')}`, at);
@@ -359,4 +401,44 @@ export function ackRanges(ack: AckFrame, fullLargest: bigint): [bigint, bigint][
     out.push([hi, lo]);
   }
   return out;
+}
+
+/** 32-bit FNV-1a (WIRE.md REPAIR: offset basis 0x811C9DC5, prime 0x01000193). */
+export function fnv1a32(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h >>> 0;
+}
+
+/** REPAIR image of a protected DATA packet: u16 body_length ‖ u32 check ‖ body. */
+function image(datagram: Uint8Array): Uint8Array {
+  const body = datagram.subarray(DATA_HEADER_BYTES);
+  const out = new Uint8Array(MIN_PARITY_BYTES + body.length);
+  const view = new DataView(out.buffer);
+  view.setUint16(0, body.length, true);
+  view.setUint32(2, fnv1a32(body), true);
+  out.set(body, MIN_PARITY_BYTES);
+  return out;
+}
+
+/**
+ * Rebuilds the body (frames) of the one protected packet missing from a
+ * REPAIR's group, given every other member's datagram as received. Returns
+ * null when WIRE.md says to refuse the result (length beyond the parity,
+ * non-zero padding, or a check value that does not match).
+ */
+export function rebuildBody(parityHex: string, others: Uint8Array[]): Uint8Array | null {
+  const parity = Uint8Array.from(parityHex.match(/../g) ?? [], (h) => parseInt(h, 16));
+  for (const d of others) {
+    const img = image(d);
+    if (img.length > parity.length) return null;
+    for (let i = 0; i < img.length; i++) parity[i]! ^= img[i]!;
+  }
+  const view = new DataView(parity.buffer);
+  const len = view.getUint16(0, true);
+  if (MIN_PARITY_BYTES + len > parity.length) return null;
+  const body = parity.subarray(MIN_PARITY_BYTES, MIN_PARITY_BYTES + len);
+  if (parity.subarray(MIN_PARITY_BYTES + len).some((b) => b !== 0)) return null;
+  if (fnv1a32(body) !== view.getUint32(2, true)) return null;
+  return body;
 }

@@ -4,8 +4,8 @@
 // invalid one. Plus hand-written cases from WIRE.md's text.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { AckFrame, DataPacket, DecodedPacket } from './wire-decoder';
-import { WireDecodeError, ackRanges, decodeDatagram } from './wire-decoder';
+import type { AckFrame, DataPacket, DecodedPacket, RepairFrame } from './wire-decoder';
+import { WireDecodeError, ackRanges, decodeDatagram, fnv1a32, rebuildBody } from './wire-decoder';
 
 interface ValidVector {
   name: string;
@@ -252,14 +252,14 @@ describe('hand-written cases from WIRE.md', () => {
     });
   });
 
-  it('only packet types 0x01..=0x04 and frame types 0x01, 0x02, 0x03, 0x10, 0x11 exist', () => {
+  it('only packet types 0x01..=0x04 and frame types 0x01, 0x02, 0x03, 0x10, 0x11, 0x20, 0x21 exist', () => {
     for (let t = 0; t < 256; t++) {
       if (t >= 0x01 && t <= 0x04) continue;
       expect(() => decodeDatagram(bytes(t, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00)), `packet 0x${t.toString(16)}`).toThrow(
         WireDecodeError,
       );
     }
-    const known = new Set([0x01, 0x02, 0x03, 0x10, 0x11]);
+    const known = new Set([0x01, 0x02, 0x03, 0x10, 0x11, 0x20, 0x21]);
     for (let t = 0; t < 256; t++) {
       if (known.has(t)) continue;
       // An unknown frame after a valid PING still invalidates the whole packet.
@@ -275,5 +275,51 @@ describe('hand-written cases from WIRE.md', () => {
       version: 1,
       reason: 'unsupported protocol version 2; server speaks 1 — ✓',
     });
+  });
+
+  it('FNV-1a check values as WIRE.md defines them', () => {
+    expect(fnv1a32(new Uint8Array())).toBe(0x811c9dc5);
+    expect(fnv1a32(new TextEncoder().encode('a'))).toBe(0xe40c292c);
+  });
+
+  it('REPAIR rebuilds either protected packet of the vectors from the other', () => {
+    const byName = (n: string) => hex(vectors.find((v) => v.name === n)!.hex);
+    const a = byName('protected_a');
+    const b = byName('protected_b');
+    const repair = decodeDatagram(byName('data_repair')) as DataPacket;
+    const frame = repair.frames[0] as RepairFrame;
+    expect(frame.type).toBe('REPAIR');
+    expect(frame.count).toBe(2);
+    // first_pn 0xffff; protected_a is packet 0xffff and protected_b 0x10000 (0 on the wire).
+    expect(frame.first_pn).toBe((decodeDatagram(a) as DataPacket).packet_number);
+    expect(rebuildBody(frame.parity, [a])).toEqual(b.subarray(7));
+    expect(rebuildBody(frame.parity, [b])).toEqual(a.subarray(7));
+  });
+
+  it('a rebuilt packet with any flipped parity bit is refused', () => {
+    const byName = (n: string) => hex(vectors.find((v) => v.name === n)!.hex);
+    const a = byName('protected_a');
+    const frame = (decodeDatagram(byName('data_repair')) as DataPacket).frames[0] as RepairFrame;
+    const parity = hex(frame.parity);
+    for (let bit = 0; bit < parity.length * 8; bit++) {
+      const flipped = parity.slice();
+      flipped[bit >> 3]! ^= 1 << (bit & 7);
+      const h = Array.from(flipped, (x) => x.toString(16).padStart(2, '0')).join('');
+      expect(rebuildBody(h, [a]), `bit ${bit}`).toBeNull();
+    }
+  });
+
+  it('REPAIR count is 1..=32 and its parity at least 6 bytes; LOSS_REPORT is two u16', () => {
+    const repair = (count: number, parity: number[]) => bytes(DATA, 0x20, 0x34, 0x12, count, parity.length, parity);
+    expect(decodeDatagram(repair(32, [0, 0, 0, 0, 0, 0]))).toMatchObject({
+      frames: [{ type: 'REPAIR', first_pn: 0x1234, count: 32, parity: '000000000000' }],
+    });
+    expect(() => decodeDatagram(repair(0, [0, 0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
+    expect(() => decodeDatagram(repair(33, [0, 0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
+    expect(() => decodeDatagram(repair(1, [0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
+    expect(decodeDatagram(bytes(DATA, 0x21, 0xff, 0xff, 0x01, 0x00))).toMatchObject({
+      frames: [{ type: 'LOSS_REPORT', loss: 65535, burst: 1 }],
+    });
+    expect(() => decodeDatagram(bytes(DATA, 0x21, 0xff, 0xff, 0x01))).toThrow(WireDecodeError);
   });
 });

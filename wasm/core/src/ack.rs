@@ -48,6 +48,12 @@ impl ReceivedPackets {
 
     /// A duplicate arrived: our ACK may have been lost, so owe one now.
     pub fn on_duplicate(&mut self, now: u64) {
+        self.ack_now(now);
+    }
+
+    /// Owe an ACK at once (a duplicate, or a repair that could not rebuild
+    /// a lost packet: the sender should learn of the loss without waiting).
+    pub fn ack_now(&mut self, now: u64) {
         if self.ranges.is_empty() {
             return;
         }
@@ -189,12 +195,13 @@ impl ReceivedPackets {
     }
 
     /// Fraction of packets the peer sent that never arrived, from gaps in
-    /// packet numbers (0 before two packets).
-    pub fn loss_in(&self) -> f64 {
+    /// packet numbers (0 before two packets), not counting `rebuilt` ones
+    /// (recorded here but restored by FEC rather than received).
+    pub fn loss_in(&self, rebuilt: u64) -> f64 {
         match (self.first_pn, self.largest()) {
             (Some(first), Some(largest)) if largest > first => {
                 let expected = (largest - first + 1) as f64;
-                (1.0 - self.unique as f64 / expected).max(0.0)
+                (1.0 - self.unique.saturating_sub(rebuilt) as f64 / expected).max(0.0)
             }
             _ => 0.0,
         }
@@ -260,6 +267,7 @@ mod tests {
         for pn in (0..100).filter(|p| p % 10 != 0) {
             rp.insert(pn, 0);
         }
-        assert!((rp.loss_in() - 10.0 / 99.0).abs() < 0.02);
+        assert!((rp.loss_in(0) - 10.0 / 99.0).abs() < 0.02);
+        assert!((rp.loss_in(5) - 15.0 / 99.0).abs() < 0.02);
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! The defaults are tuned for a 60 Hz game on links up to ~150 ms RTT.
 
+pub use crate::fec::FecConfig;
 pub use crate::wire::ChannelKind;
 use crate::wire::{MAX_CHANNELS, PROTOCOL_VERSION};
 
@@ -17,11 +18,16 @@ pub struct ChannelConfig {
     /// Unreliable channels only: a message not yet sent after this many
     /// microseconds is dropped (reported `Lost`). 0 = no limit. Default 0.
     pub max_age_us: u64,
+    /// One-way delivery latency this channel's messages should meet, µs
+    /// (local, not sent). FEC sends repair for packets carrying them early
+    /// enough to arrive within it, as far as the FEC budget allows. 0 = no
+    /// target (repair waits for a full group). Default 0.
+    pub latency_target_us: u64,
 }
 
 impl ChannelConfig {
     pub fn new(kind: ChannelKind) -> Self {
-        ChannelConfig { kind, priority: 128, max_age_us: 0 }
+        ChannelConfig { kind, priority: 128, max_age_us: 0, latency_target_us: 0 }
     }
     pub fn reliable_ordered() -> Self {
         Self::new(ChannelKind::ReliableOrdered)
@@ -41,6 +47,10 @@ impl ChannelConfig {
     }
     pub fn with_max_age_us(mut self, max_age_us: u64) -> Self {
         self.max_age_us = max_age_us;
+        self
+    }
+    pub fn with_latency_target_us(mut self, latency_target_us: u64) -> Self {
+        self.latency_target_us = latency_target_us;
         self
     }
 }
@@ -99,6 +109,10 @@ pub struct Config {
     /// Largest handshake payload (HELLO) and reject reason, bytes. Default 512.
     pub max_handshake_payload: usize,
     pub congestion: CongestionKind,
+    /// Forward error correction on this side's packets. Default
+    /// `FecConfig::balanced()` (on; no repair until the peer reports loss).
+    /// Change at run time with `Connection::set_fec`.
+    pub fec: FecConfig,
 }
 
 impl Default for Config {
@@ -124,6 +138,7 @@ impl Default for Config {
             packet_threshold: 3,
             max_handshake_payload: 512,
             congestion: CongestionKind::NewReno,
+            fec: FecConfig::balanced(),
         }
     }
 }
@@ -140,10 +155,11 @@ impl core::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl Config {
-    /// Acknowledges within 1 ms and keeps the link warm every 250 ms: for
-    /// fast-paced games that want loss detected as early as possible.
+    /// Acknowledges within 1 ms, keeps the link warm every 250 ms and spends
+    /// up to 110 % extra bytes on FEC: for fast-paced games that want losses
+    /// repaired or detected as early as possible.
     pub fn low_latency() -> Self {
-        Config { max_ack_delay_us: 1_000, keepalive_interval_us: 250_000, ..Config::default() }
+        Config { max_ack_delay_us: 1_000, keepalive_interval_us: 250_000, fec: FecConfig::low_latency(), ..Config::default() }
     }
 
     /// Builder: replace the channel list.
@@ -201,6 +217,9 @@ impl Config {
         }
         if self.packet_threshold == 0 {
             return err("packet_threshold: must be above 0".into());
+        }
+        if let Err(e) = self.fec.validate() {
+            return err(e);
         }
         if self.max_handshake_payload + 64 > self.max_datagram_size {
             return err(format!(

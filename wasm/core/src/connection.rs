@@ -9,6 +9,7 @@ use crate::config::{ChannelConfig, Config};
 use crate::congestion::{self, CongestionController};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
+use crate::fec::{loss_meter, FecConfig, FecState};
 use crate::recv_channel::{Accept, Limits, RecvChannel};
 use crate::rng::Rng;
 use crate::rtt::RttEstimator;
@@ -76,6 +77,7 @@ pub struct Connection {
     pub(crate) send_buffered: usize,
     pub(crate) lost_scratch: Vec<SentPacket>,
     pub(crate) released_scratch: Vec<Released>,
+    pub(crate) fec: FecState,
 }
 
 impl Connection {
@@ -152,6 +154,7 @@ impl Connection {
             send_buffered: 0,
             lost_scratch: Vec::new(),
             released_scratch: Vec::new(),
+            fec: FecState::new(config.fec, config.max_datagram_size),
             config,
         };
         c.refresh_timers();
@@ -192,7 +195,9 @@ impl Connection {
         s.rtt_us = self.rtt.smoothed();
         s.rtt_var_us = self.rtt.var();
         s.min_rtt_us = self.rtt.min();
-        s.loss_in = self.received.loss_in();
+        s.loss_in = self.received.loss_in(self.stats.fec_recovered);
+        s.residual_loss_in = self.received.loss_in(0);
+        (s.fec_peer_loss, s.fec_peer_burst) = self.fec.tx.reported();
         // Only ack-eliciting packets are tracked for loss; pure ACKs are not.
         s.loss_out = self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
         s.congestion_window = self.cc.window();
@@ -245,6 +250,16 @@ impl Connection {
         Ok(id)
     }
 
+    /// Change FEC settings at run time (e.g. a network panel's toggle).
+    /// Takes effect from the next packet; repair already sent still helps.
+    pub fn set_fec(&mut self, fec: FecConfig) -> Result<(), crate::ConfigError> {
+        fec.validate().map_err(crate::ConfigError)?;
+        self.config.fec = fec;
+        self.fec.tx.set_config(fec);
+        self.refresh_timers();
+        Ok(())
+    }
+
     /// Close with an application code and reason. Outstanding messages are
     /// reported `Lost`, then `Closed(Local)`; a CLOSE frame goes to the peer.
     pub fn close(&mut self, now: u64, code: u64, reason: &str) {
@@ -273,6 +288,7 @@ impl Connection {
         }
         self.send_buffered = 0;
         self.retransmit.clear();
+        self.fec.awaiting.clear();
         for p in self.sent.drain() {
             drop(p);
         }
@@ -311,6 +327,43 @@ impl Connection {
             self.close_due = true;
             return Ok(());
         }
+        let result = self.handle_data(now, datagram, false);
+        self.rebuild_lost(now);
+        if let Some((first, count)) = self.fec.rx.latest_group.take() {
+            // A repair that could not rebuild its group: ACK at once so the
+            // sender detects the loss about one RTT after sending, not later.
+            if (first..first + count as u64).any(|pn| !self.received.is_duplicate(pn)) {
+                self.received.ack_now(now);
+            }
+        }
+        result
+    }
+
+    /// Rebuild every packet that FEC repair now allows and process it as
+    /// if it had arrived (the same validation applies).
+    fn rebuild_lost(&mut self, now: u64) {
+        // Each round consumes a pending repair, so this ends; the bound is a guard.
+        for _ in 0..16 {
+            if self.state != State::Connected {
+                return;
+            }
+            let received = &self.received;
+            let Some((pn, body)) = self.fec.rx.recover(|pn| received.is_duplicate(pn)) else { return };
+            let mut d = Vec::with_capacity(wire::DATA_HEADER_LEN + body.len());
+            d.push(wire::PACKET_DATA);
+            d.extend_from_slice(&self.conn_id.to_le_bytes());
+            d.extend_from_slice(&(pn as u16).to_le_bytes());
+            d.extend_from_slice(&body);
+            if self.handle_data(now, &d, true).is_ok() {
+                self.stats.fec_recovered += 1;
+            }
+        }
+    }
+
+    /// One DATA packet, from the link or `rebuilt` by FEC. A rebuilt packet
+    /// is not measured as an arrival and its REPAIR/LOSS_REPORT frames are
+    /// ignored (the sender never protects packets that carry repair).
+    fn handle_data(&mut self, now: u64, datagram: &[u8], rebuilt: bool) -> Result<(), DropReason> {
         if datagram.len() < wire::DATA_HEADER_LEN {
             return Err(DropReason::Malformed);
         }
@@ -319,9 +372,11 @@ impl Connection {
         let body = &datagram[wire::DATA_HEADER_LEN..];
         let mut r = Reader::new(body);
         let mut eliciting = false;
+        let mut carries_repair = false;
         while !r.is_empty() {
             let f = decode_frame(&mut r).map_err(|_| DropReason::Malformed)?;
-            eliciting |= !matches!(f, Frame::Ack { .. } | Frame::Close { .. });
+            eliciting |= !matches!(f, Frame::Ack { .. } | Frame::Close { .. } | Frame::Repair { .. } | Frame::LossReport { .. });
+            carries_repair |= matches!(f, Frame::Repair { .. });
             if let Some(ch) = frame_channel(&f) {
                 if ch as usize >= self.recv.len() {
                     return Err(DropReason::Malformed);
@@ -353,13 +408,16 @@ impl Connection {
             self.pto_count = 0;
         }
         self.last_received = now;
-        self.stats.packets_in += 1;
-        self.stats.bytes_in += datagram.len() as u64;
+        if !rebuilt {
+            self.fec.meter.on_arrival(pn);
+            self.stats.packets_in += 1;
+            self.stats.bytes_in += datagram.len() as u64;
+        }
         let mut r = Reader::new(body);
         let mut accepted = true;
         while !r.is_empty() {
             let Ok(frame) = decode_frame(&mut r) else { break };
-            if !self.on_frame(now, frame) {
+            if !self.on_frame(now, frame, pn, rebuilt) {
                 accepted = false;
                 break;
             }
@@ -373,6 +431,9 @@ impl Connection {
         }
         self.received.insert(pn, now);
         self.received.on_packet(now, eliciting);
+        if !carries_repair {
+            self.fec.rx.store(now, pn, body);
+        }
         Ok(())
     }
 
@@ -418,9 +479,9 @@ impl Connection {
         self.events.push_back(Event::Connected);
     }
 
-    /// Apply one frame. Returns false if reliable data found no room (the
-    /// packet must then stay unacknowledged).
-    fn on_frame(&mut self, now: u64, frame: Frame) -> bool {
+    /// Apply one frame of packet `pn`. Returns false if reliable data found
+    /// no room (the packet must then stay unacknowledged).
+    fn on_frame(&mut self, now: u64, frame: Frame, pn: u64, rebuilt: bool) -> bool {
         let limits = |c: &Connection| Limits {
             window: c.config.reliable_window as u64,
             max_message: c.config.max_message_size,
@@ -432,6 +493,20 @@ impl Connection {
                 true
             }
             Frame::Ping => true,
+            Frame::Repair { first_pn, count, parity } => {
+                let first = expand_u16(first_pn, pn);
+                // Only packets before this one can be protected by it.
+                if !rebuilt && first + count as u64 <= pn {
+                    self.fec.rx.on_repair(now, first, count, parity);
+                }
+                true
+            }
+            Frame::LossReport { loss, burst } => {
+                if !rebuilt {
+                    self.fec.tx.on_report(loss_meter::from_wire(loss), loss_meter::from_wire(burst));
+                }
+                true
+            }
             Frame::Close { code, reason } => {
                 let reason = String::from_utf8_lossy(reason).into_owned();
                 self.finish(CloseReason::Peer { code, reason });
@@ -488,6 +563,7 @@ impl Connection {
         if acked_any {
             self.pto_count = 0;
         }
+        self.ack_awaited(largest, first_range, ranges);
         self.detect_lost(now);
     }
 
@@ -521,16 +597,23 @@ impl Connection {
         self.lost_scratch = lost;
     }
 
-    fn on_packet_lost(&mut self, p: SentPacket) {
+    fn on_packet_lost(&mut self, mut p: SentPacket) {
+        for c in &p.chunks {
+            let ch = &self.send[c.channel as usize];
+            if ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) {
+                self.retransmit.push_back(*c);
+            }
+        }
+        if self.await_rebuild(&mut p) {
+            return;
+        }
         for c in &p.chunks {
             let ch = &mut self.send[c.channel as usize];
-            if ch.kind().is_reliable() {
-                if ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) {
-                    self.retransmit.push_back(*c);
+            if !ch.kind().is_reliable() {
+                if let Some(r) = ch.drop_message(c.seq) {
+                    self.send_buffered -= r.bytes;
+                    self.events.push_back(Event::Lost(r.id));
                 }
-            } else if let Some(r) = ch.drop_message(c.seq) {
-                self.send_buffered -= r.bytes;
-                self.events.push_back(Event::Lost(r.id));
             }
         }
         self.sent.recycle(p.chunks);
@@ -587,6 +670,9 @@ impl Connection {
         if self.timers.expire(Timer::Keepalive, now) {
             self.ping_due = true;
         }
+        if self.timers.expire(Timer::Repair, now) {
+            self.fec.tx.on_timeout(now);
+        }
         self.timers.expire(Timer::Ack, now);
         self.refresh_timers();
     }
@@ -632,6 +718,10 @@ impl Connection {
         }
         self.timers.set(Timer::Idle, self.last_received + self.config.idle_timeout_us);
         self.timers.set(Timer::Keepalive, self.last_eliciting_sent + self.config.keepalive_interval_us);
+        match self.fec.tx.timer() {
+            Some(t) => self.timers.set(Timer::Repair, t),
+            None => self.timers.stop(Timer::Repair),
+        }
         match self.received.ack_deadline(self.config.max_ack_delay_us) {
             Some(t) => self.timers.set(Timer::Ack, t),
             None => self.timers.stop(Timer::Ack),

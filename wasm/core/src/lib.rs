@@ -31,6 +31,7 @@ pub mod congestion;
 mod connection;
 pub mod error;
 pub mod event;
+pub mod fec;
 mod packetizer;
 pub mod pair;
 pub mod payload;
@@ -46,6 +47,7 @@ pub mod timer;
 pub mod wire;
 
 pub use config::{ChannelConfig, ChannelKind, Config, ConfigError, CongestionKind, ServerConfig};
+pub use fec::FecConfig;
 pub use connection::{Connection, Side, State};
 pub use error::{DropReason, SendError};
 pub use event::{CloseReason, Event, MessageId};

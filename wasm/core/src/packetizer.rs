@@ -4,6 +4,8 @@
 //! into one MESSAGES frame.
 
 use crate::connection::{Connection, Side, State};
+use crate::fec::encoder::PROTECTED_RESERVE;
+use crate::fec::loss_meter;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};
@@ -108,6 +110,16 @@ impl Connection {
     }
 
     fn transmit_data(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
+        if self.fec.tx.is_due() {
+            if let Some(n) = self.transmit_repair(now, w) {
+                return Some(n);
+            }
+        }
+        let fec_active = self.fec.tx.active();
+        if fec_active {
+            // Protected packets leave room for their repair's image header.
+            w.limit(w.capacity().saturating_sub(PROTECTED_RESERVE));
+        }
         let pn = self.next_pn;
         wire::encode_data_header(w, self.conn_id, pn);
         let mut ack_written = false;
@@ -156,8 +168,17 @@ impl Connection {
         if ack_written {
             self.received.on_ack_sent();
         }
+        if let Some(report) = self.fec.meter.report_due(now) {
+            if wire::encode_loss_report(w, loss_meter::to_wire(report.0), loss_meter::to_wire(report.1)) {
+                self.fec.meter.on_report_sent(now, report);
+            }
+        }
         self.next_pn += 1;
         let n = w.len();
+        if fec_active {
+            let deadline = self.repair_deadline(now, &chunks);
+            self.fec.tx.on_packet_sent(now, pn, &w.written()[wire::DATA_HEADER_LEN..], !chunks.is_empty(), deadline);
+        }
         self.stats.payload_bytes_out += payload as u64;
         self.stats.overhead_bytes_out += (n - payload) as u64;
         if eliciting {
@@ -170,6 +191,44 @@ impl Connection {
             self.sent.recycle(chunks);
         }
         Some(n)
+    }
+
+    /// A packet of repair for the last group of packets (not ack-eliciting,
+    /// never itself protected), with an ACK if one is owed and fits.
+    fn transmit_repair(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
+        let repair = self.fec.tx.take_repair(self.next_pn)?;
+        let frame_len = wire::repair_frame_len(repair.parity.len());
+        if wire::DATA_HEADER_LEN + frame_len > w.capacity() {
+            // Cannot happen while protected packets keep PROTECTED_RESERVE free.
+            self.fec.tx.recycle(repair.parity);
+            return None;
+        }
+        let pn = self.next_pn;
+        wire::encode_data_header(w, self.conn_id, pn);
+        if self.received.ack_owed() && self.received.ack_frame_len(now) + frame_len <= w.remaining() && self.received.encode_ack(w, now) {
+            self.received.on_ack_sent();
+        }
+        wire::encode_repair(w, repair.first_pn, repair.count, &repair.parity);
+        self.fec.tx.recycle(repair.parity);
+        self.next_pn += 1;
+        let n = w.len();
+        self.stats.fec_repair_packets_out += 1;
+        self.stats.fec_repair_bytes_out += n as u64;
+        self.stats.overhead_bytes_out += n as u64;
+        Some(n)
+    }
+
+    /// When the repair for a packet carrying these chunks must leave so it
+    /// arrives within the strictest of their channels' latency targets:
+    /// target − one-way delay (half the smoothed RTT) − RTT variation − 1 ms.
+    fn repair_deadline(&self, now: u64, chunks: &[Chunk]) -> Option<u64> {
+        let target = chunks
+            .iter()
+            .map(|c| self.config.channels[c.channel as usize].latency_target_us)
+            .filter(|&t| t > 0)
+            .min()?;
+        let transit = self.rtt.smoothed() / 2 + self.rtt.var() + 1_000;
+        Some(now + target.saturating_sub(transit))
     }
 
     /// First transmissions, highest-priority channel first.

@@ -15,10 +15,26 @@ pub struct Stats {
     pub rtt_us: u64,
     pub rtt_var_us: u64,
     pub min_rtt_us: u64,
-    /// Fraction of our ack-eliciting packets declared lost.
+    /// Fraction of our ack-eliciting packets declared lost (after the
+    /// peer's FEC repair: a rebuilt packet is acknowledged, not lost).
     pub loss_out: f64,
-    /// Fraction of the peer's packets that never arrived (from number gaps).
+    /// Fraction of the peer's packets that never arrived over the link (from
+    /// number gaps), before FEC repair.
     pub loss_in: f64,
+    /// Fraction of the peer's packets still missing after FEC repair
+    /// (residual loss; retransmission covers it for reliable data). Lost
+    /// repair packets count here too: they are never rebuilt.
+    pub residual_loss_in: f64,
+    /// Peer packets rebuilt from FEC repair (no round trip).
+    pub fec_recovered: u64,
+    /// Bytes of repair packets this side sent.
+    pub fec_repair_bytes_out: u64,
+    /// Repair packets this side sent.
+    pub fec_repair_packets_out: u64,
+    /// Loss rate and P(lost | previous lost) the peer last reported on our
+    /// packets (what this side's FEC adapts to).
+    pub fec_peer_loss: f64,
+    pub fec_peer_burst: f64,
     pub packets_out: u64,
     pub packets_in: u64,
     pub bytes_out: u64,

@@ -19,9 +19,11 @@ pub enum Timer {
     Idle = 6,
     /// After close: stop answering and release the connection.
     Drain = 7,
+    /// FEC: a channel's latency target wants the open group's repair sent.
+    Repair = 8,
 }
 
-const COUNT: usize = 8;
+const COUNT: usize = 9;
 const ALL: [Timer; COUNT] = [
     Timer::HelloResend,
     Timer::Handshake,
@@ -31,6 +33,7 @@ const ALL: [Timer; COUNT] = [
     Timer::Keepalive,
     Timer::Idle,
     Timer::Drain,
+    Timer::Repair,
 ];
 
 #[derive(Clone, Debug, Default)]

@@ -6,7 +6,7 @@
 //! rather than overflowing.
 
 /// Protocol version carried in HELLO, WELCOME and REJECT.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// Packet types (first byte of every datagram).
 pub const PACKET_HELLO: u8 = 0x01;
@@ -20,6 +20,11 @@ pub const FRAME_PING: u8 = 0x02;
 pub const FRAME_CLOSE: u8 = 0x03;
 pub const FRAME_MESSAGES: u8 = 0x10;
 pub const FRAME_FRAGMENT: u8 = 0x11;
+pub const FRAME_REPAIR: u8 = 0x20;
+pub const FRAME_LOSS_REPORT: u8 = 0x21;
+
+/// Most packets one REPAIR frame protects.
+pub const MAX_REPAIR_COUNT: u8 = 32;
 
 /// Type byte + connection ID (4) + truncated packet number (2).
 pub const DATA_HEADER_LEN: usize = 7;
@@ -139,6 +144,16 @@ impl<'a> Writer<'a> {
     }
     pub fn capacity(&self) -> usize {
         self.buf.len()
+    }
+    /// The bytes written so far.
+    pub fn written(&self) -> &[u8] {
+        &self.buf[..self.pos]
+    }
+    /// Lower the capacity (keeps room free at the end for later use).
+    pub fn limit(&mut self, capacity: usize) {
+        let cap = capacity.max(self.pos).min(self.buf.len());
+        let buf = core::mem::take(&mut self.buf);
+        self.buf = &mut buf[..cap];
     }
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
@@ -328,6 +343,12 @@ pub enum Frame<'a> {
     /// `body` holds `count` length-prefixed messages.
     Messages { channel: u8, first_seq: u16, count: usize, body: &'a [u8] },
     Fragment { channel: u8, seq: u16, index: u32, count: u32, data: &'a [u8] },
+    /// XOR parity over DATA packets `first_pn .. first_pn + count` (low 16
+    /// bits of the first; see `fec::parity` for the layout).
+    Repair { first_pn: u16, count: u8, parity: &'a [u8] },
+    /// The sender's measured loss on the packets it receives, and P(lost |
+    /// previous lost), both in units of 1/65535.
+    LossReport { loss: u16, burst: u16 },
 }
 
 /// Every fragment but a message's last carries at least this many bytes, so
@@ -390,8 +411,40 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
             }
             Frame::Fragment { channel, seq, index, count, data }
         }
+        FRAME_REPAIR => {
+            let first_pn = r.u16()?;
+            let count = r.u8()?;
+            if count == 0 || count > MAX_REPAIR_COUNT {
+                return Err(WireError::Invalid("repair count"));
+            }
+            let parity = r.len_prefixed()?;
+            if parity.len() < crate::fec::IMAGE_HEADER {
+                return Err(WireError::Invalid("repair parity shorter than 6 bytes"));
+            }
+            Frame::Repair { first_pn, count, parity }
+        }
+        FRAME_LOSS_REPORT => Frame::LossReport { loss: r.u16()?, burst: r.u16()? },
         other => return Err(WireError::UnknownType(other)),
     })
+}
+
+/// Bytes a REPAIR frame takes for this parity length.
+pub fn repair_frame_len(parity_len: usize) -> usize {
+    1 + 2 + 1 + varint_len(parity_len as u64) + parity_len
+}
+
+pub fn encode_repair(w: &mut Writer, first_pn: u64, count: u8, parity: &[u8]) -> bool {
+    if repair_frame_len(parity.len()) > w.remaining() {
+        return false;
+    }
+    w.put_u8(FRAME_REPAIR) && w.put_u16(first_pn as u16) && w.put_u8(count) && w.put_len_prefixed(parity)
+}
+
+pub fn encode_loss_report(w: &mut Writer, loss: u16, burst: u16) -> bool {
+    if w.remaining() < 5 {
+        return false;
+    }
+    w.put_u8(FRAME_LOSS_REPORT) && w.put_u16(loss) && w.put_u16(burst)
 }
 
 /// Iterates the message payloads of a MESSAGES frame body (already validated

@@ -16,8 +16,10 @@ struct Hostility {
 }
 
 /// Runs one conversation; returns reliable-ordered payload numbers delivered
-/// to the server, in order.
-fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32) {
+/// to the server, in order, how many were sent, and the packets rebuilt by
+/// FEC on either side (the lossy link turns FEC on, so REPAIR and
+/// LOSS_REPORT frames cross the hostile link too).
+fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
     let mut rng = Rng::new(seed);
     let cfg = Config { max_message_size: 64 << 10, send_buffer_bytes: 1 << 20, recv_buffer_bytes: 256 << 10, ..Config::default() };
     let mut client = Connection::client(cfg.clone(), 0, seed, b"fuzz").unwrap();
@@ -115,22 +117,26 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32) {
         }
     }
     let nums = if h.corrupt == 0.0 { delivered.iter().map(|d| check(d)).collect() } else { Vec::new() };
-    (nums, sent_ordered)
+    let rebuilt = client.stats().fec_recovered + server.connection_ids().map(|id| server.connection(id).map_or(0, |c| c.stats().fec_recovered)).sum::<u64>();
+    (nums, sent_ordered, rebuilt)
 }
 
 #[test]
 fn conversations_over_a_corrupting_link_never_panic_and_stay_bounded() {
     let h = Hostility { drop: 0.1, duplicate: 0.05, corrupt: 0.05, inject: 0.05 };
+    let mut rebuilt = 0;
     for seed in 0..12 {
-        converse(seed, &h);
+        rebuilt += converse(seed, &h).2;
     }
+    assert!(rebuilt > 0, "FEC rebuilt nothing: the fuzz does not reach it");
 }
 
 #[test]
 fn conversations_over_a_dropping_duplicating_injecting_link_deliver_in_order() {
     let h = Hostility { drop: 0.15, duplicate: 0.1, corrupt: 0.0, inject: 0.1 };
     for seed in 100..108 {
-        let (got, sent) = converse(seed, &h);
+        let (got, sent, rebuilt) = converse(seed, &h);
+        assert!(rebuilt > 0, "seed {seed}: FEC rebuilt nothing");
         assert!(sent > 100, "seed {seed}: only {sent} sent");
         // Everything delivered is intact and in order; the tail may still be in flight.
         assert_eq!(got, (0..got.len() as u32).collect::<Vec<_>>(), "seed {seed}");

@@ -6,32 +6,62 @@ mod common;
 use common::{check, hostile, payload};
 use ricochet_core::pair::Pair;
 use ricochet_core::rng::Rng;
-use ricochet_core::sim::NetworkProfile;
+use ricochet_core::sim::{LossModel, NetworkProfile};
+use ricochet_core::wire::{self, Reader};
 use ricochet_core::{Config, Connection, DropReason, Server, ServerConfig};
 
-/// Every datagram of a short real conversation (both directions).
+/// Every datagram of a short real conversation (both directions), with FEC
+/// on: a lossy warm-up gets both sides loss reports, so the transcript holds
+/// REPAIR and LOSS_REPORT frames as well.
 fn transcript() -> Vec<Vec<u8>> {
     let mut p = Pair::over(NetworkProfile::lan(), 11);
     assert!(p.connect());
+    p.net.set_profile(NetworkProfile::s1(LossModel::iid(0.1)));
+    for i in 0..200u32 {
+        p.client.send(p.now, 0, payload(i, 300)).unwrap();
+        let id = p.client.id();
+        p.server.send(p.now, id, 0, payload(i, 300)).unwrap();
+        p.run_for(16_667);
+    }
+    p.net.set_profile(NetworkProfile::lan());
     let mut out = Vec::new();
     let mut buf = vec![0u8; 1500];
     for i in 0..20u32 {
         let len = if i % 7 == 0 { 4_000 } else { 30 + i as usize };
         p.client.send(p.now, (i % 4) as u8, payload(i, len)).unwrap();
+        let mut k = 0;
         while let Some(n) = p.client.poll_transmit(p.now, &mut buf) {
             out.push(buf[..n].to_vec());
-            let _ = p.server.handle_datagram(p.now, &buf[..n]);
+            k += 1;
+            if k % 5 != 0 {
+                let _ = p.server.handle_datagram(p.now, &buf[..n]);
+            }
         }
         while let Some((_, n)) = p.server.poll_transmit(p.now + 1, &mut buf) {
             out.push(buf[..n].to_vec());
         }
-        p.run_for(3_000);
+        // Long enough in all for the server to send a fresh LOSS_REPORT.
+        p.run_for(10_000);
     }
     p.client.close(p.now, 1, "done");
     while let Some(n) = p.client.poll_transmit(p.now, &mut buf) {
         out.push(buf[..n].to_vec());
     }
+    let has = |ty: u8| out.iter().any(|d| d.first() == Some(&wire::PACKET_DATA) && frames(d).contains(&ty));
+    assert!(has(wire::FRAME_REPAIR) && has(wire::FRAME_LOSS_REPORT), "the transcript exercises FEC frames: repair {}, report {}", has(wire::FRAME_REPAIR), has(wire::FRAME_LOSS_REPORT));
     out
+}
+
+/// Frame types of a DATA packet (as far as it decodes).
+fn frames(d: &[u8]) -> Vec<u8> {
+    let mut r = Reader::new(d.get(wire::DATA_HEADER_LEN..).unwrap_or_default());
+    let mut types = Vec::new();
+    let mut pos = r.pos();
+    while let Ok(_f) = wire::decode_frame(&mut r) {
+        types.push(d[wire::DATA_HEADER_LEN + pos]);
+        pos = r.pos();
+    }
+    types
 }
 
 fn victims(seed: u64) -> (Connection, Server) {
@@ -58,13 +88,22 @@ fn poke(client: &mut Connection, server: &mut Server, now: u64, d: &[u8]) {
 fn truncated_and_bit_flipped_datagrams_never_panic() {
     let t = transcript();
     assert!(t.len() > 20);
-    let (mut client, mut server) = victims(1);
+    // Same seed as the transcript's pair: the victims share its connection
+    // ID, so the mutated DATA packets reach frame decoding and live state.
+    let (mut client, mut server) = victims(11);
+    let mut buf = vec![0u8; 1500];
+    let hello = client.poll_transmit(0, &mut buf).expect("HELLO");
+    poke(&mut client, &mut server, 0, &buf[..hello].to_vec());
+    assert_eq!(server.connection_ids().count(), 1);
     // Let the victims see the real conversation first, so mutations hit live state.
-    for (i, d) in t.iter().enumerate() {
+    let (last, rest) = t.split_last().unwrap();
+    for (i, d) in rest.iter().enumerate() {
         poke(&mut client, &mut server, i as u64, d);
     }
+    assert!(client.stats().packets_in > 0, "the victim client took the transcript's packets");
+    assert!(server.connection(client.id()).is_some_and(|c| c.stats().packets_in > 0), "so did the victim server");
     let mut now = 1_000;
-    for d in &t {
+    for d in rest {
         for len in 0..d.len() {
             poke(&mut client, &mut server, now, &d[..len]);
         }
@@ -76,7 +115,9 @@ fn truncated_and_bit_flipped_datagrams_never_panic() {
         }
         now += 1_000;
     }
-    assert!(client.stats().malformed + server.connection_ids().count() as u64 > 0);
+    assert!(client.stats().malformed > 0 && client.is_connected(), "mutations reached a live client");
+    poke(&mut client, &mut server, now, last); // the client's own CLOSE ends it
+    assert!(client.is_drained());
 }
 
 #[test]

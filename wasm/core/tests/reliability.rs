@@ -5,7 +5,7 @@ mod common;
 use common::{check, hostile, payload};
 use ricochet_core::pair::Pair;
 use ricochet_core::sim::{LossModel, NetworkProfile};
-use ricochet_core::{ChannelConfig, Config, Event, ServerConfig};
+use ricochet_core::{ChannelConfig, Config, Event, FecConfig, ServerConfig};
 
 #[test]
 fn ten_thousand_ordered_messages_survive_10pct_loss_with_reordering_and_duplication() {
@@ -175,7 +175,11 @@ fn long_stream_survives_packet_number_and_sequence_wraparound() {
 
 #[test]
 fn measured_loss_each_way_matches_the_link() {
-    let mut p = Pair::over(NetworkProfile::s1(LossModel::iid(0.05)), 3);
+    // FEC off: with it, packets the peer rebuilds are acknowledged, so
+    // loss_out (declared losses) reads the residual loss, not the link's.
+    let cfg = Config { fec: FecConfig::off(), ..Config::default() };
+    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let mut p = Pair::new(cfg, server, NetworkProfile::s1(LossModel::iid(0.05)), 3);
     assert!(p.connect());
     for i in 0..3000 {
         p.client.send(p.now, 0, payload(i, 400)).unwrap();

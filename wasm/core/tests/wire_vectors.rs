@@ -4,6 +4,7 @@
 //! WIRE.md alone.
 
 use ricochet_core::ack::ReceivedPackets;
+use ricochet_core::fec;
 use ricochet_core::wire::{self, decode_frame, decode_handshake, AckRanges, ChannelKind, Frame, Handshake, MessageIter, Reader, Writer};
 
 fn hex(b: &[u8]) -> String {
@@ -53,6 +54,10 @@ fn describe(d: &[u8]) -> Option<String> {
                 "{{\"type\":\"FRAGMENT\",\"channel\":{channel},\"seq\":{seq},\"index\":{index},\"count\":{count},\"data\":\"{}\"}}",
                 hex(data)
             ),
+            Frame::Repair { first_pn, count, parity } => {
+                format!("{{\"type\":\"REPAIR\",\"first_pn\":{first_pn},\"count\":{count},\"parity\":\"{}\"}}", hex(parity))
+            }
+            Frame::LossReport { loss, burst } => format!("{{\"type\":\"LOSS_REPORT\",\"loss\":{loss},\"burst\":{burst}}}"),
         });
     }
     Some(format!("{{\"type\":\"DATA\",\"connection_id\":{id},\"packet_number\":{pn},\"frames\":[{}]}}", frames.join(",")))
@@ -75,8 +80,21 @@ fn messages(w: &mut Writer, channel: u8, first_seq: u16, msgs: &[&[u8]]) -> bool
         && msgs.iter().all(|m| w.put_len_prefixed(m))
 }
 
+/// Two protected DATA packets (numbers 65535 and 65536, i.e. 0 on the
+/// wire) and the REPAIR that rebuilds either from the other.
+fn repair_group(id: u32) -> [Vec<u8>; 3] {
+    let a = build(|w| wire::encode_data_header(w, id, 65_535) && messages(w, 0, 41, &[b"first"]));
+    let b = build(|w| wire::encode_data_header(w, id, 65_536) && w.put_u8(wire::FRAME_PING) && messages(w, 0, 42, &[b"second, longer"]));
+    let mut parity = Vec::new();
+    fec::parity::xor_image(&mut parity, &a[wire::DATA_HEADER_LEN..]);
+    fec::parity::xor_image(&mut parity, &b[wire::DATA_HEADER_LEN..]);
+    let repair = build(|w| wire::encode_data_header(w, id, 65_537) && wire::encode_repair(w, 65_535, 2, &parity));
+    [a, b, repair]
+}
+
 fn vectors() -> Vec<(&'static str, Vec<u8>)> {
     let id = 0x1234_5678;
+    let [protected_a, protected_b, repair] = repair_group(id);
     let long: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
     let mut acks = ReceivedPackets::default();
     for pn in [0u64, 1, 2, 3, 5, 6, 9, 10, 11, 20] {
@@ -104,6 +122,10 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
                     && wire::encode_fragment(w, 0, 0, 0, 2, &[0x68; 64])
             }),
         ),
+        ("protected_a", protected_a),
+        ("protected_b", protected_b),
+        ("data_repair", repair),
+        ("data_loss_report", build(|w| wire::encode_data_header(w, id, 8) && acks.encode_ack(w, 1_000) && wire::encode_loss_report(w, 3277, 16384))),
         ("invalid_empty", vec![]),
         ("invalid_short_header", vec![0x04, 0x78, 0x56, 0x34]),
         ("invalid_packet_type", vec![0x09, 1, 0, 0, 0, 1, 0]),
@@ -117,6 +139,10 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("invalid_overlong_varint", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x03], vec![0x80; 10], vec![0x01, 0]].concat()),
         ("invalid_hello_trailing", [build(|w| wire::encode_hello(w, 1, &[ChannelKind::Unreliable], b"")), vec![0]].concat()),
         ("invalid_hello_kind", vec![0x01, 1, 0, 0, 0, 1, 0, 1, 9, 0]),
+        ("invalid_repair_count_zero", vec![0x04, 1, 0, 0, 0, 0, 0, 0x20, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0]),
+        ("invalid_repair_count_33", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x20, 0, 0, 33, 6], vec![0; 6]].concat()),
+        ("invalid_repair_short_parity", vec![0x04, 1, 0, 0, 0, 0, 0, 0x20, 0, 0, 1, 5, 0, 0, 0, 0, 0]),
+        ("invalid_truncated_loss_report", vec![0x04, 1, 0, 0, 0, 0, 0, 0x21, 0, 0, 0]),
         ("invalid_ack_too_many_ranges", [vec![0x04, 1, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 17, 0], vec![0; 34]].concat()),
     ]
 }

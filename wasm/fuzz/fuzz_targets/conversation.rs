@@ -39,7 +39,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, SendError, Server, ServerConfig};
+use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig};
 
 /// Most datagrams held in flight per direction (the oldest is lost beyond).
 const MAX_IN_FLIGHT: usize = 2048;
@@ -213,7 +213,9 @@ fn config(inp: &mut Input) -> Config {
     let recv_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 6) & 3) as usize];
     let reliable_window = [4096u32, 2, 8, 64][(b & 3) as usize];
     let congestion = if b & 4 != 0 { CongestionKind::Unlimited } else { CongestionKind::NewReno };
-    let mut channels = vec![ChannelConfig::reliable_ordered()];
+    // b & 0x80: FEC latency-first, with a 25 ms target on channel 0 (repair for nearly every packet once loss is reported).
+    let fec_first = b & 0x80 != 0;
+    let mut channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(if fec_first { 25_000 } else { 0 })];
     let kinds = [ChannelKind::ReliableOrdered, ChannelKind::ReliableUnordered, ChannelKind::UnreliableSequenced, ChannelKind::Unreliable];
     for i in 0..((b >> 3) & 3) {
         let k = kinds[((c >> (2 * i)) & 3) as usize];
@@ -234,6 +236,7 @@ fn config(inp: &mut Input) -> Config {
         congestion,
         max_handshake_payload: max_datagram_size - 64,
         packet_threshold: if b & 0x40 != 0 { 1 } else { 3 },
+        fec: if fec_first { FecConfig::low_latency() } else { base.fec },
         ..base
     }
 }

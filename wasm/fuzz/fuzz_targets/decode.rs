@@ -82,7 +82,14 @@ fn frame_loop(body: &[u8]) {
                         assert_eq!(wire::AckRanges::new(ranges).count(), range_count, "AckRanges disagrees with count");
                     }
                     Frame::Fragment { index, count, .. } => assert!(count >= 2 && index < count),
-                    Frame::Ping | Frame::Close { .. } => {}
+                    Frame::Repair { count, parity, .. } => {
+                        assert!((1..=wire::MAX_REPAIR_COUNT).contains(&count) && parity.len() >= 6);
+                        // Whatever the parity holds, rebuilding refuses or returns a body inside it.
+                        if let Some(b) = ricochet_core::fec::parity::recovered_body(parity) {
+                            assert!(b.len() + 6 <= parity.len());
+                        }
+                    }
+                    Frame::Ping | Frame::Close { .. } | Frame::LossReport { .. } => {}
                 }
             }
             Err(_) => break,

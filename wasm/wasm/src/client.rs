@@ -114,6 +114,13 @@ impl Client {
         stats_vec(&self.conn.stats())
     }
 
+    /// Switch FEC at run time: preset 0 off, 1 balanced, 2 low latency,
+    /// 3 thrifty; `budget` > 0 overrides the preset's.
+    #[wasm_bindgen(js_name = setFec)]
+    pub fn set_fec(&mut self, preset: u8, budget: f64) -> Result<(), JsError> {
+        self.conn.set_fec(crate::config::fec_config(preset, budget)).map_err(|e| JsError::new(&e.0))
+    }
+
     pub fn id(&self) -> u32 {
         self.conn.id()
     }

@@ -1,4 +1,4 @@
-use ricochet_core::{ChannelConfig, ChannelKind, Config, ServerConfig};
+use ricochet_core::{ChannelConfig, ChannelKind, Config, FecConfig, ServerConfig};
 use wasm_bindgen::prelude::*;
 
 /// Connection settings from JS. Fields mirror `ricochet_core::Config` (see
@@ -17,6 +17,10 @@ pub struct ConfigInput {
     pub handshake_timeout_us: f64,
     pub max_ack_delay_us: f64,
     pub max_connections: u32,
+    /// FEC preset: 0 off, 1 balanced (default), 2 low latency, 3 thrifty.
+    pub fec_preset: u8,
+    /// FEC budget (repair bytes per protected byte); 0 = the preset's.
+    pub fec_budget: f64,
 }
 
 impl Default for ConfigInput {
@@ -35,6 +39,8 @@ impl Default for ConfigInput {
             handshake_timeout_us: c.handshake_timeout_us as f64,
             max_ack_delay_us: c.max_ack_delay_us as f64,
             max_connections: s.max_connections as u32,
+            fec_preset: 1,
+            fec_budget: 0.0,
         }
     }
 }
@@ -49,9 +55,10 @@ impl ConfigInput {
     /// Declare a channel: kind 0 reliable-ordered, 1 reliable-unordered,
     /// 2 unreliable-sequenced, 3 unreliable.
     #[wasm_bindgen(js_name = addChannel)]
-    pub fn add_channel(&mut self, kind: u8, priority: u8, max_age_us: f64) -> Result<(), JsError> {
+    pub fn add_channel(&mut self, kind: u8, priority: u8, max_age_us: f64, latency_target_us: f64) -> Result<(), JsError> {
         let kind = ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
-        self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us) });
+        let latency_target_us = crate::micros(latency_target_us);
+        self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us), latency_target_us });
         Ok(())
     }
 }
@@ -68,6 +75,7 @@ impl ConfigInput {
             keepalive_interval_us: crate::micros(self.keepalive_interval_us),
             handshake_timeout_us: crate::micros(self.handshake_timeout_us),
             max_ack_delay_us: crate::micros(self.max_ack_delay_us),
+            fec: fec_config(self.fec_preset, self.fec_budget),
             ..Config::default()
         };
         if !self.channels.is_empty() {
@@ -79,4 +87,19 @@ impl ConfigInput {
     pub(crate) fn to_server_config(&self) -> ServerConfig {
         ServerConfig { connection: self.to_config(), max_connections: self.max_connections as usize, ..ServerConfig::default() }
     }
+}
+
+/// FEC settings from a preset number (see `ConfigInput::fec_preset`) and an
+/// optional budget override (0 or NaN keeps the preset's). Validated by the core.
+pub(crate) fn fec_config(preset: u8, budget: f64) -> FecConfig {
+    let mut f = match preset {
+        0 => FecConfig::off(),
+        2 => FecConfig::low_latency(),
+        3 => FecConfig::thrifty(),
+        _ => FecConfig::balanced(),
+    };
+    if budget > 0.0 {
+        f.budget = budget;
+    }
+    f
 }

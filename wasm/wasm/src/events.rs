@@ -92,6 +92,12 @@ pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
         s.bytes_in_flight as f64,
         s.send_buffer_bytes as f64,
         s.recv_buffer_bytes as f64,
+        s.residual_loss_in,
+        s.fec_recovered as f64,
+        s.fec_repair_bytes_out as f64,
+        s.fec_repair_packets_out as f64,
+        s.fec_peer_loss,
+        s.fec_peer_burst,
         s.channels.len() as f64,
     ];
     for c in &s.channels {

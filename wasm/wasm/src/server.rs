@@ -127,6 +127,16 @@ impl Server {
         self.server.connection(conn).map(|c| stats_vec(&c.stats())).unwrap_or_default()
     }
 
+    /// Switch FEC for one connection (see `Client::set_fec`); false if unknown.
+    #[wasm_bindgen(js_name = setFec)]
+    pub fn set_fec(&mut self, conn: u32, preset: u8, budget: f64) -> Result<bool, JsError> {
+        let fec = crate::config::fec_config(preset, budget);
+        match self.server.with_conn(conn, |c| c.set_fec(fec)) {
+            None => Ok(false),
+            Some(r) => r.map(|_| true).map_err(|e| JsError::new(&e.0)),
+        }
+    }
+
     #[wasm_bindgen(js_name = connectionCount)]
     pub fn connection_count(&self) -> u32 {
         self.server.connection_count() as u32

@@ -1,0 +1,275 @@
+//! Sender side: builds XOR repair over consecutive outgoing DATA packets and
+//! decides when each repair leaves, within the byte budget.
+//!
+//! A group opens with a packet that carries messages; every DATA packet
+//! sent while it is open joins (packet numbers must be consecutive). The
+//! repair is due when the group reaches the controller's size, or earlier
+//! when a member's channel latency target says so — in both cases only if
+//! the budget has the bytes. Budget credit accrues as `budget` × bytes of
+//! message-carrying packets; a group that reaches `max_group` without
+//! credit is abandoned (its packets rely on retransmission).
+
+use super::{controller, FecConfig, IMAGE_HEADER};
+
+/// Bytes a repair packet adds beyond its parity: DATA header (7) and the
+/// REPAIR frame header (type, first_pn, count, length varint ≤ 3).
+pub const REPAIR_PACKET_OVERHEAD: usize = 7 + 1 + 2 + 1 + 3;
+
+/// Room the packetizer leaves free in protected packets so their repair
+/// (image header plus the above) still fits one datagram.
+pub const PROTECTED_RESERVE: usize = REPAIR_PACKET_OVERHEAD + IMAGE_HEADER;
+
+#[derive(Debug)]
+struct Group {
+    first_pn: u64,
+    count: u8,
+    /// Earliest time a member's latency target wants the repair sent.
+    deadline: Option<u64>,
+    parity: Vec<u8>,
+}
+
+/// A repair ready to go: protects `first_pn .. first_pn + count`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Repair {
+    pub first_pn: u64,
+    pub count: u8,
+    pub parity: Vec<u8>,
+}
+
+/// See [`RepairEncoder::repair_of`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RepairFate {
+    Pending,
+    SentIn(u64),
+}
+
+#[derive(Debug)]
+pub struct RepairEncoder {
+    config: FecConfig,
+    /// The peer's latest report on our packets: loss rate and P(lost | lost).
+    loss: f64,
+    burst: f64,
+    group: Option<Group>,
+    /// Repair bytes the budget allows right now.
+    credit: f64,
+    due: bool,
+    /// Largest datagram; bounds credit so an idle stretch cannot save up a burst.
+    max_datagram: usize,
+    spare: Vec<u8>,
+    /// Recent repairs sent: (first protected packet, count, the repair's
+    /// own packet number).
+    sent: std::collections::VecDeque<(u64, u8, u64)>,
+}
+
+impl RepairEncoder {
+    pub fn new(config: FecConfig, max_datagram: usize) -> Self {
+        RepairEncoder { config, loss: 0.0, burst: 0.0, group: None, credit: 0.0, due: false, max_datagram, spare: Vec::new(), sent: Default::default() }
+    }
+
+    pub fn config(&self) -> &FecConfig {
+        &self.config
+    }
+
+    /// Switch settings at run time; turning FEC off drops the open group.
+    pub fn set_config(&mut self, config: FecConfig) {
+        self.config = config;
+        if self.group_size().is_none() {
+            self.abandon();
+        }
+    }
+
+    /// The peer measured this loss rate and burstiness on our packets.
+    pub fn on_report(&mut self, loss: f64, burst: f64) {
+        self.loss = loss;
+        self.burst = burst;
+        if self.group_size().is_none() {
+            self.abandon();
+        }
+    }
+
+    /// Loss and burstiness last reported by the peer.
+    pub fn reported(&self) -> (f64, f64) {
+        (self.loss, self.burst)
+    }
+
+    /// Packets per repair now, or None when repair is off.
+    pub fn group_size(&self) -> Option<u8> {
+        controller::group_size(&self.config, self.loss, self.burst)
+    }
+
+    /// True while outgoing packets should leave room for repair.
+    pub fn active(&self) -> bool {
+        self.group_size().is_some()
+    }
+
+    /// A DATA packet (not a repair packet) left with packet number `pn` and
+    /// `body` = everything after its header. `carries_messages`: it holds
+    /// MESSAGES or FRAGMENT frames. `deadline`: when its channels' latency
+    /// targets want the repair sent, if they have any.
+    pub fn on_packet_sent(&mut self, now: u64, pn: u64, body: &[u8], carries_messages: bool, deadline: Option<u64>) {
+        let Some(k) = self.group_size() else {
+            return;
+        };
+        if self.due {
+            return; // the group is closed; its repair goes out next
+        }
+        if let Some(g) = &self.group {
+            if g.first_pn + g.count as u64 != pn {
+                self.abandon(); // a gap in numbering: the repair could not name its members
+            }
+        }
+        if self.group.is_none() {
+            if !carries_messages {
+                return;
+            }
+            let mut parity = core::mem::take(&mut self.spare);
+            parity.clear();
+            self.group = Some(Group { first_pn: pn, count: 0, deadline: None, parity });
+        }
+        if carries_messages {
+            let cap = (2 * self.max_datagram) as f64;
+            self.credit = (self.credit + self.config.budget * (body.len() + 7) as f64).min(cap);
+        }
+        let Some(g) = self.group.as_mut() else { return };
+        super::parity::xor_image(&mut g.parity, body);
+        g.count += 1;
+        if let Some(d) = deadline {
+            g.deadline = Some(g.deadline.map_or(d, |e| e.min(d)));
+        }
+        self.evaluate(now, k);
+    }
+
+    fn cost(g: &Group) -> f64 {
+        (g.parity.len() + REPAIR_PACKET_OVERHEAD) as f64
+    }
+
+    fn evaluate(&mut self, now: u64, k: u8) {
+        let Some(g) = &self.group else { return };
+        let affordable = self.credit >= Self::cost(g);
+        let late = g.deadline.is_some_and(|d| d <= now);
+        if affordable && (g.count >= k || late) {
+            self.due = true;
+        } else if g.count >= self.config.max_group.min(32) {
+            self.abandon();
+        }
+    }
+
+    fn abandon(&mut self) {
+        if let Some(g) = self.group.take() {
+            self.spare = g.parity;
+        }
+        self.due = false;
+    }
+
+    /// When the timer table should wake us: the open group's latency
+    /// deadline, if the budget could pay for its repair then.
+    pub fn timer(&self) -> Option<u64> {
+        let g = self.group.as_ref()?;
+        if self.due || self.credit < Self::cost(g) {
+            return None;
+        }
+        g.deadline
+    }
+
+    pub fn on_timeout(&mut self, now: u64) {
+        if let Some(k) = self.group_size() {
+            self.evaluate(now, k);
+        }
+    }
+
+    /// True when a repair should be sent now.
+    pub fn is_due(&self) -> bool {
+        self.due
+    }
+
+    /// Bytes the due repair's packet needs (0 when none is due).
+    pub fn due_len(&self) -> usize {
+        match &self.group {
+            Some(g) if self.due => g.parity.len() + REPAIR_PACKET_OVERHEAD,
+            _ => 0,
+        }
+    }
+
+    /// Take the due repair (its bytes are charged to the budget). Hand the
+    /// parity back with `recycle` once written.
+    /// `repair_pn` is the packet number the repair will travel in.
+    pub fn take_repair(&mut self, repair_pn: u64) -> Option<Repair> {
+        if !self.due {
+            return None;
+        }
+        self.due = false;
+        let g = self.group.take()?;
+        self.credit -= Self::cost(&g);
+        if self.sent.len() >= 32 {
+            self.sent.pop_front();
+        }
+        self.sent.push_back((g.first_pn, g.count, repair_pn));
+        Some(Repair { first_pn: g.first_pn, count: g.count, parity: g.parity })
+    }
+
+    /// Whether packet `pn` may still be rebuilt by the peer: it is in the
+    /// open group (its repair may yet leave), or the packet number its
+    /// repair was sent in, if one was.
+    pub fn repair_of(&self, pn: u64) -> Option<RepairFate> {
+        if let Some(g) = &self.group {
+            if (g.first_pn..g.first_pn + g.count as u64).contains(&pn) {
+                return Some(RepairFate::Pending);
+            }
+        }
+        self.sent.iter().rev().find(|(f, c, _)| (*f..*f + *c as u64).contains(&pn)).map(|&(_, _, rpn)| RepairFate::SentIn(rpn))
+    }
+
+    /// Reuse a written repair's buffer (no allocation per group).
+    pub fn recycle(&mut self, parity: Vec<u8>) {
+        self.spare = parity;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lossy(cfg: FecConfig, loss: f64) -> RepairEncoder {
+        let mut e = RepairEncoder::new(cfg, 1200);
+        e.on_report(loss, loss);
+        e
+    }
+
+    #[test]
+    fn no_report_no_repair() {
+        let mut e = RepairEncoder::new(FecConfig::balanced(), 1200);
+        for pn in 0..100 {
+            e.on_packet_sent(pn * 1000, pn, &[7; 400], true, Some(pn * 1000));
+        }
+        assert!(!e.is_due());
+        assert_eq!(e.take_repair(0), None);
+    }
+
+    #[test]
+    fn budget_widens_groups_until_the_repair_is_paid_for() {
+        // 5 % loss wants groups of 2; 30 % budget pays one 400-byte repair per ~4 packets.
+        let mut e = lossy(FecConfig::balanced(), 0.05);
+        assert_eq!(e.group_size(), Some(2));
+        let mut counts = Vec::new();
+        for pn in 0..40 {
+            e.on_packet_sent(pn, pn, &[1; 400], true, None);
+            if let Some(r) = e.take_repair(0) {
+                counts.push(r.count);
+                e.recycle(r.parity);
+            }
+        }
+        assert!(counts.iter().all(|&c| (3..=4).contains(&c)), "{counts:?}");
+    }
+
+    #[test]
+    fn latency_deadline_sends_a_small_group_early_when_affordable() {
+        let mut e = lossy(FecConfig::low_latency(), 0.01);
+        assert!(e.group_size().unwrap() > 1);
+        e.on_packet_sent(0, 0, &[1; 400], true, Some(5_000));
+        assert!(!e.is_due(), "one member of a larger group, before its deadline");
+        assert_eq!(e.timer(), Some(5_000));
+        e.on_timeout(5_000);
+        let r = e.take_repair(0).expect("due at the deadline");
+        assert_eq!((r.first_pn, r.count), (0, 1));
+    }
+}

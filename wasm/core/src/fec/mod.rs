@@ -1,0 +1,47 @@
+//! Forward error correction: repair data sent ahead of need, so most losses
+//! are rebuilt at the receiver one one-way delay after the repair, with no
+//! round trip. Reliable retransmission stays the backstop.
+//!
+//! * [`parity`] — XOR parity over packet bodies, with a check value per member.
+//! * [`encoder`] — sender: groups, budget, repair timing.
+//! * [`controller`] — group size from the measured loss and burstiness.
+//! * [`recovery`] — receiver: stored bodies, pending repairs, rebuilding.
+//! * [`loss_meter`] — receiver: loss and burstiness of arriving packets,
+//!   reported to the sender in LOSS_REPORT frames.
+//! * [`config`] — [`FecConfig`] and its presets.
+//! * `rebuild_wait` — sender: a lost packet the peer may still rebuild waits
+//!   before its unreliable messages are reported `Lost`.
+//!
+//! Not done here: Reed-Solomon / multi-loss codes (one XOR repair restores
+//! one loss per group) and splitting one message across datagrams so a
+//! repair can leave in the same tick at less than 100 % cost.
+
+pub mod config;
+pub mod controller;
+pub mod encoder;
+pub mod loss_meter;
+pub mod parity;
+mod rebuild_wait;
+pub mod recovery;
+
+pub use config::FecConfig;
+pub use encoder::{Repair, RepairEncoder, RepairFate};
+pub use loss_meter::LossMeter;
+pub use parity::IMAGE_HEADER;
+pub use recovery::RecoveryBuffer;
+
+/// FEC state of one connection: sender and receiver halves.
+#[derive(Debug)]
+pub struct FecState {
+    pub tx: RepairEncoder,
+    pub rx: RecoveryBuffer,
+    pub meter: LossMeter,
+    /// Lost packets the peer may still rebuild (see `rebuild_wait`).
+    pub(crate) awaiting: std::collections::VecDeque<rebuild_wait::Awaiting>,
+}
+
+impl FecState {
+    pub fn new(config: FecConfig, max_datagram: usize) -> Self {
+        FecState { tx: RepairEncoder::new(config, max_datagram), rx: RecoveryBuffer::default(), meter: LossMeter::default(), awaiting: Default::default() }
+    }
+}

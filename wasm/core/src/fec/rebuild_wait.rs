@@ -1,0 +1,86 @@
+//! A packet declared lost may still be rebuilt by the peer from repair, and
+//! then acknowledged late. Its reliable data is queued for retransmission at
+//! once as usual (the backstop; duplicates are suppressed), but the verdict
+//! on its unreliable messages waits for an ACK that settles it: one that
+//! covers the packet (rebuilt: `Acked`), or one that acknowledges a packet
+//! sent after the repair without covering it (the peer could not rebuild
+//! it: `Lost`). So a message reported `Lost` is never delivered.
+
+use crate::connection::Connection;
+use crate::event::Event;
+use crate::fec::RepairFate;
+use crate::sent::{Chunk, SentPacket};
+use crate::wire::AckRanges;
+
+#[derive(Debug)]
+pub(crate) struct Awaiting {
+    pn: u64,
+    chunks: Vec<Chunk>,
+}
+
+impl Connection {
+    /// A lost packet: if the peer may rebuild it, hold its messages (returns
+    /// true and takes the chunks); otherwise false.
+    pub(crate) fn await_rebuild(&mut self, p: &mut SentPacket) -> bool {
+        if self.fec.tx.repair_of(p.pn).is_none() {
+            return false;
+        }
+        let chunks = core::mem::take(&mut p.chunks);
+        self.fec.awaiting.push_back(Awaiting { pn: p.pn, chunks });
+        true
+    }
+
+    /// An ACK arrived (largest expanded): settle the awaited packets it can.
+    pub(crate) fn ack_awaited(&mut self, largest: u64, first_range: u64, ranges: &[u8]) {
+        let mut i = 0;
+        while i < self.fec.awaiting.len() {
+            let pn = self.fec.awaiting[i].pn;
+            let rebuilt = ack_covers(pn, largest, first_range, ranges);
+            let settled = rebuilt
+                || match self.fec.tx.repair_of(pn) {
+                    Some(RepairFate::Pending) => false,
+                    Some(RepairFate::SentIn(repair_pn)) => largest > repair_pn,
+                    None => true,
+                };
+            if !settled {
+                i += 1;
+                continue;
+            }
+            let Some(a) = self.fec.awaiting.remove(i) else { break };
+            for c in &a.chunks {
+                let ch = &mut self.send[c.channel as usize];
+                let released = if rebuilt {
+                    ch.on_fragment_acked(c.seq, c.frag).map(|r| (Event::Acked(r.id), r))
+                } else if !ch.kind().is_reliable() {
+                    ch.drop_message(c.seq).map(|r| (Event::Lost(r.id), r))
+                } else {
+                    None
+                };
+                if let Some((ev, r)) = released {
+                    self.send_buffered -= r.bytes;
+                    self.events.push_back(ev);
+                }
+            }
+            self.sent.recycle(a.chunks);
+        }
+    }
+}
+
+/// Whether the ACK's ranges (WIRE.md's layout) include `pn`.
+fn ack_covers(pn: u64, largest: u64, first_range: u64, ranges: &[u8]) -> bool {
+    let mut hi = largest;
+    let mut lo = largest.saturating_sub(first_range);
+    let mut iter = AckRanges::new(ranges);
+    loop {
+        if (lo..=hi).contains(&pn) {
+            return true;
+        }
+        if pn > hi {
+            return false;
+        }
+        let Some((gap, len)) = iter.next() else { return false };
+        let Some(next_hi) = lo.checked_sub(gap + 2) else { return false };
+        hi = next_hi;
+        lo = hi.saturating_sub(len);
+    }
+}
