@@ -62,6 +62,17 @@ function record(conn: Connection) {
   return { events, atClient };
 }
 
+/** Both sides send one reliable message a tick for `n` ticks; `disrupt` runs at tick `at`. */
+async function exchange(w: ReturnType<typeof world>, conn: Connection, n: number, at: number, disrupt: () => void) {
+  for (let i = 0; i < n; i++) {
+    conn.send(0, payload(i, 400));
+    w.server.send(conn.id, 0, payload(i, 400));
+    if (i === at) disrupt();
+    w.clock.advance(TICK);
+    await Promise.resolve();
+  }
+}
+
 describe('session resumption', () => {
   it('resumes on a new transport after the old one dies, every reliable message in order both ways', async () => {
     const w = world();
@@ -75,13 +86,7 @@ describe('session resumption', () => {
     });
     const { events, atClient } = record(conn);
     expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
-    for (let i = 0; i < 600; i++) {
-      conn.send(0, payload(i, 400));
-      w.server.send(conn.id, 0, payload(i, 400));
-      if (i === 200) w.ends[0]!.close(); // the transport dies under the session (server end hangs up)
-      w.clock.advance(TICK);
-      await Promise.resolve();
-    }
+    await exchange(w, conn, 600, 200, () => w.ends[0]!.close()); // the transport dies under the session (server end hangs up)
     expect(await runUntil(w.clock, () => w.atServer.length === 600 && atClient.length === 600, 5_000_000)).toBe(true);
     expect(w.atServer).toEqual([...Array(600).keys()]);
     expect(atClient).toEqual([...Array(600).keys()]);
@@ -191,16 +196,10 @@ describe('session resumption', () => {
     const { events, atClient } = record(conn);
     let second: LoopbackTransport | null = null;
     expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
-    for (let i = 0; i < 300; i++) {
-      conn.send(0, payload(i, 400));
-      w.server.send(conn.id, 0, payload(i, 400));
-      if (i === 100) {
-        second = w.open();
-        conn.switchTransport(second);
-      }
-      w.clock.advance(TICK);
-      await Promise.resolve();
-    }
+    await exchange(w, conn, 300, 100, () => {
+      second = w.open();
+      conn.switchTransport(second);
+    });
     expect(await runUntil(w.clock, () => w.atServer.length === 300 && atClient.length === 300, 5_000_000)).toBe(true);
     expect(w.atServer).toEqual([...Array(300).keys()]);
     expect(atClient).toEqual([...Array(300).keys()]);
