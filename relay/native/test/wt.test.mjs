@@ -259,9 +259,14 @@ test('burst throughput and CPU (measurement)', async (t) => {
     if (rate > 0) {
       assert.ok(r.received >= count * 0.99, `echoed ${r.received}/${count}`);
     } else {
-      // Unpaced: the client outruns the server's session loop; losses must show up in the counters.
+      // Unpaced: the client outruns the server's session loop; losses must
+      // show up in the counters. How many are echoed depends on how busy the
+      // (shared) CPU is, so that is a figure, not a pass mark: every datagram
+      // the addon took in is either handed to JS (and echoed) or counted as
+      // dropped on the way.
       assert.ok(st.datagramsIn + st.drops.quicRecvOverflow >= count * 0.98, JSON.stringify(st));
-      assert.ok(r.received >= count * 0.8, `echoed ${r.received}/${count}`);
+      assert.equal(ev.datagrams + st.drops.recvQueueFull, st.datagramsIn, JSON.stringify({ toJs: ev.datagrams, ...st }));
+      assert.ok(r.received > 0 && r.received <= ev.datagrams, `echoed ${r.received}/${ev.datagrams}`);
     }
     assert.equal(st.panics, 0);
     await srv.stop();
