@@ -10,7 +10,7 @@ import { backendAllowed, validate, type RelayOptions } from './options.js';
 import type { ImpairmentSpec } from './impairment.js';
 import { resumeCandidate } from './resume.js';
 import { Session, type ClientLink, type LinkHandle } from './session.js';
-import { TokenError, checkExpiry, verifyTokenSignature } from './token.js';
+import { TokenError, checkExpiry, verifyTokenSignature, type TokenClaims } from './token.js';
 import { WsListener } from './ws-listener.js';
 import { WtListener } from './wt-listener.js';
 
@@ -127,18 +127,26 @@ export class Relay {
       return null;
     };
     if (this.draining) return refuse('RELAY_SHUTTING_DOWN');
-    let claims;
+    let claims: TokenClaims;
     try {
       claims = verifyTokenSignature(this.options.tokenSecret, token);
       const live = this.byJti.get(claims.jti);
       // A live session that never carried a connection has nothing to resume.
       if (live?.connectionId === null) return refuse('RELAY_ERR_TOKEN_IN_USE', 'this token already has a live session');
-      if (live) return resumeCandidate(live, link, this.options.handshakeTimeoutMs, (code) => this.metrics.rejected.inc({ code }));
+      if (live) {
+        const c = claims;
+        return resumeCandidate(live, link, this.options.handshakeTimeoutMs, (code) => this.metrics.rejected.inc({ code }), () => this.open(c, link, refuse));
+      }
       checkExpiry(claims);
     } catch (e) {
       if (e instanceof TokenError) return refuse(e.code, e.message);
       throw e;
     }
+    return this.open(claims, link, refuse);
+  }
+
+  /** Start a new session for verified `claims` on `link`, within capacity and the allowlist. */
+  private open(claims: TokenClaims, link: ClientLink, refuse: (code: RelayCloseCode, detail?: string) => null): LinkHandle | null {
     if (this.sessions.size >= this.options.maxSessions) return refuse('RELAY_ERR_SERVER_FULL');
     if (!backendAllowed(this.options.allowBackends, claims.backend)) return refuse('RELAY_ERR_BACKEND_NOT_ALLOWED', claims.backend);
     const session = new Session(this.nextId++, claims, link, this.options, this.metrics, this.log, (s) => this.ended(s));

@@ -29,7 +29,8 @@ export interface ClientLink {
 export interface LinkHandle {
   fromClient(d: Uint8Array): void;
   close(code: RelayCloseCode, detail?: string): void;
-  clientClosed(): void;
+  /** The link went away; `graceful` when the client closed it on purpose (nothing to resume). */
+  clientClosed(graceful?: boolean): void;
 }
 
 /** The packet type, and the connection ID it carries, or null if this is no Ricochet packet. */
@@ -40,7 +41,7 @@ export function packetHeader(d: Uint8Array): { type: number; connId: number } | 
 }
 
 /** HELLO: the only packet that may open a new session. */
-const HELLO = 1;
+export const HELLO = 1;
 /** DATA first means the client thinks it resumes a session that is gone. */
 const DATA = 4;
 
@@ -108,7 +109,7 @@ export class Session {
     return {
       fromClient: (d) => this.link === link && this.fromClient(d),
       close: (code, detail) => (this.link === link ? this.close(code, detail) : link.close(RELAY_CLOSE[code], closeReason(code, detail))),
-      clientClosed: () => this.link === link && this.clientClosed(),
+      clientClosed: (graceful) => this.link === link && this.clientClosed(graceful),
     };
   }
 
@@ -247,7 +248,7 @@ export class Session {
   close(code: RelayCloseCode, detail?: string): void {
     if (this.ended) return;
     this.log.info({ session: this.id, sub: this.claims.sub, code, detail }, 'session closed by relay');
-    if (code !== 'RELAY_SHUTTING_DOWN' && code !== 'RELAY_ERR_IDLE_TIMEOUT') this.metrics.rejected.inc({ code });
+    if (code !== 'RELAY_SHUTTING_DOWN' && code !== 'RELAY_ERR_IDLE_TIMEOUT' && code !== 'RELAY_SESSION_MOVED') this.metrics.rejected.inc({ code });
     this.link?.close(RELAY_CLOSE[code], closeReason(code, detail));
     this.end(code);
   }
@@ -262,12 +263,13 @@ export class Session {
   }
 
   /**
-   * The client's link went away on its own. Park the session for a resume if
-   * it carried a connection and resumption is on; otherwise end it.
+   * The client's link went away. Park the session for a resume if it carried
+   * a connection, resumption is on and the client did not close on purpose;
+   * otherwise end it.
    */
-  clientClosed(): void {
+  clientClosed(graceful = false): void {
     if (this.ended) return;
-    if (this.opts.resumeWindowMs <= 0 || this.connId === null) return this.end('client_closed');
+    if (graceful || this.opts.resumeWindowMs <= 0 || this.connId === null) return this.end('client_closed');
     this.link = null;
     this.log.info({ session: this.id, sub: this.claims.sub, windowMs: this.opts.resumeWindowMs }, 'session parked');
     this.parkTimer = setTimeout(() => this.end('client_closed'), this.opts.resumeWindowMs);

@@ -47,7 +47,8 @@ export class WsListener {
       if (!isBinary) return session.close('RELAY_ERR_MALFORMED_DATAGRAM', 'text frame');
       session.fromClient(data);
     });
-    ws.on('close', () => session.clientClosed());
+    // 1000/1001: the page closed the socket on purpose; anything else (1006) may come back to resume.
+    ws.on('close', (code: number) => session.clientClosed(code === 1000 || code === 1001));
     ws.on('error', () => session.clientClosed());
   }
 

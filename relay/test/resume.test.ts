@@ -176,6 +176,32 @@ describe('session resumption through the relay', () => {
     s.conn.close();
   });
 
+  it('a socket the client closes on purpose ends its session at once, nothing parked', async () => {
+    const s = await echoSession(token());
+    const sessions = relay.sessionCount;
+    s.stop();
+    s.conn.close();
+    expect(await waitFor(() => relay.sessionCount === sessions - 1, 500)).toBe(true);
+  });
+
+  it('a new connection on the token of a parked session replaces that session', async () => {
+    const t = token();
+    const first = await echoSession(t);
+    const conn = first.conn as unknown as { resume: { reconnect: () => Promise<unknown> } };
+    conn.resume.reconnect = () => new Promise(() => {}); // this client never comes back
+    sockets.at(-1)!.terminate();
+    expect(await waitFor(() => relay.impairmentReport().sessions.some((x) => x.parked))).toBe(true);
+    const second = await echoSession(t); // same token, a fresh connection (HELLO, new ID)
+    await sleep(200);
+    second.stop();
+    expect(await waitFor(() => second.got.length === second.sent())).toBe(true);
+    expect(second.got).toEqual([...Array(second.sent()).keys()]);
+    expect(relay.impairmentReport().sessions.some((x) => x.parked)).toBe(false);
+    first.stop();
+    first.conn.close();
+    second.conn.close();
+  });
+
   it('a session parked longer than resumeWindowMs ends, and the client is told its resume failed', async () => {
     const t = token();
     const s = await echoSession(t);

@@ -245,30 +245,34 @@ test('stop() closes live sessions (onClose) and lets the process exit', async (t
 test('burst throughput and CPU (measurement)', async (t) => {
   for (const [count, size, rate] of [[20_000, 100, 0], [20_000, 1000, 20_000], [20_000, 1000, 40_000]]) {
     const { srv, info, ev } = await echoServer({ sendRatePerSec: 0, sendQueueMax: 8192 });
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', String(count),
-      '--size', String(size), '--rate', String(rate), '--wait-ms', '500']);
-    const cpu = process.cpuUsage(cpu0);
-    const cpuMs = (cpu.user + cpu.system) / 1000;
-    const st = srv.stats();
-    t.diagnostic(`${count} x ${size} B ${rate ? `@${rate}/s` : 'unpaced'}: server in ${st.datagramsIn}, out ${st.datagramsOut}, client got ${r.received}; ` +
-      `echo rate ${r.echoRate}/s; rtt p50 ${r.rttUs.p50} us p99 ${r.rttUs.p99} us; relay process CPU ${cpuMs.toFixed(0)} ms ` +
-      `(${(1000 * cpuMs / Math.max(1, st.datagramsIn)).toFixed(1)} us per echoed datagram) over ${(performance.now() - t0).toFixed(0)} ms; ` +
-      `${ev.calls} onDatagrams calls, max batch ${ev.maxBatch}; drops ${JSON.stringify(st.drops)}`);
-    if (rate > 0) {
-      assert.ok(r.received >= count * 0.99, `echoed ${r.received}/${count}`);
-    } else {
-      // Unpaced: the client outruns the server's session loop; losses must
-      // show up in the counters. How many are echoed depends on how busy the
-      // (shared) CPU is, so that is a figure, not a pass mark: every datagram
-      // the addon took in is either handed to JS (and echoed) or counted as
-      // dropped on the way.
-      assert.ok(st.datagramsIn + st.drops.quicRecvOverflow >= count * 0.98, JSON.stringify(st));
-      assert.equal(ev.datagrams + st.drops.recvQueueFull, st.datagramsIn, JSON.stringify({ toJs: ev.datagrams, ...st }));
-      assert.ok(r.received > 0 && r.received <= ev.datagrams, `echoed ${r.received}/${ev.datagrams}`);
+    // A live server keeps Node running: stop it even when an assertion fails.
+    try {
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', String(count),
+        '--size', String(size), '--rate', String(rate), '--wait-ms', '500']);
+      const cpu = process.cpuUsage(cpu0);
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      const st = srv.stats();
+      t.diagnostic(`${count} x ${size} B ${rate ? `@${rate}/s` : 'unpaced'}: server in ${st.datagramsIn}, out ${st.datagramsOut}, client got ${r.received}; ` +
+        `echo rate ${r.echoRate}/s; rtt p50 ${r.rttUs.p50} us p99 ${r.rttUs.p99} us; relay process CPU ${cpuMs.toFixed(0)} ms ` +
+        `(${(1000 * cpuMs / Math.max(1, st.datagramsIn)).toFixed(1)} us per echoed datagram) over ${(performance.now() - t0).toFixed(0)} ms; ` +
+        `${ev.calls} onDatagrams calls, max batch ${ev.maxBatch}; drops ${JSON.stringify(st.drops)}`);
+      if (rate > 0) {
+        assert.ok(r.received >= count * 0.99, `echoed ${r.received}/${count}`);
+      } else {
+        // Unpaced: the client outruns the server's session loop; losses must
+        // show up in the counters. How many are echoed depends on how busy the
+        // (shared) CPU is, so that is a figure, not a pass mark: every datagram
+        // the addon took in is either handed to JS (and echoed) or counted as
+        // dropped on the way.
+        assert.ok(st.datagramsIn + st.drops.quicRecvOverflow >= count * 0.98, JSON.stringify(st));
+        assert.equal(ev.datagrams + st.drops.recvQueueFull, st.datagramsIn, JSON.stringify({ toJs: ev.datagrams, ...st }));
+        assert.ok(r.received > 0 && r.received <= ev.datagrams, `echoed ${r.received}/${ev.datagrams}`);
+      }
+      assert.equal(st.panics, 0);
+    } finally {
+      await srv.stop();
     }
-    assert.equal(st.panics, 0);
-    await srv.stop();
   }
 });
