@@ -109,7 +109,16 @@ impl Connection {
 
     /// Server side, created by `Server::accept` after a valid HELLO.
     pub(crate) fn accepted(config: Config, conn_id: u32, kinds: &[ChannelKind], now: u64) -> Connection {
-        let channels = kinds.iter().map(|&k| ChannelConfig::new(k)).collect();
+        // Kinds come from HELLO; a latency target set for the same index and
+        // kind in the server's config applies to what the server sends.
+        let channels = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| {
+                let target = config.channels.get(i).filter(|c| c.kind == k).map_or(0, |c| c.latency_target_us);
+                ChannelConfig::new(k).with_latency_target_us(target)
+            })
+            .collect();
         let mut c = Connection::new(config, Side::Server, conn_id, channels, now);
         c.state = State::Connected;
         c.welcome_due = true;

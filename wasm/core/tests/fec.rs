@@ -308,3 +308,26 @@ fn repair_that_cannot_rebuild_draws_an_immediate_ack() {
     }
     panic!("no repair group with two losses was formed");
 }
+
+#[test]
+fn server_latency_targets_apply_by_channel_index() {
+    // The server's config names a target for channel 0 (the client declares
+    // only the kind): the server's repairs follow it.
+    let channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(25_000)];
+    // Groups of 2 suit 5 % loss; the ample budget lets the deadline decide.
+    let cfg = Config { fec: FecConfig { budget: 1.1, ..FecConfig::balanced() }, ..Config::default() }.with_channels(channels.clone());
+    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let client = Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg };
+    let mut p = Pair::new(client, server, NetworkProfile::s1(LossModel::iid(0.05)), 12);
+    assert!(p.connect());
+    assert_eq!(p.server_conn().unwrap().channels()[0].latency_target_us, 25_000);
+    let id = p.client.id();
+    for i in 0..600u32 {
+        p.server.send(p.now, id, 0, payload(i, 400)).unwrap();
+        p.run_for(TICK);
+    }
+    let s = p.server_conn().unwrap().stats();
+    // One repair per packet (the deadline, 25 ms − transit, comes before the
+    // next packet), not one per group of 2 as without the target.
+    assert!(s.fec_repair_packets_out > 450, "repairs {}", s.fec_repair_packets_out);
+}
