@@ -506,7 +506,7 @@ impl Connection {
             }
             Frame::LossReport { loss, burst } => {
                 if !rebuilt {
-                    self.fec.tx.on_report(loss_meter::from_wire(loss), loss_meter::from_wire(burst));
+                    self.fec.tx.on_report(now, loss_meter::from_wire(loss), loss_meter::from_wire(burst));
                 }
                 true
             }

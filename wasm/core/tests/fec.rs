@@ -331,3 +331,16 @@ fn server_latency_targets_apply_by_channel_index() {
     // next packet), not one per group of 2 as without the target.
     assert!(s.fec_repair_packets_out > 450, "repairs {}", s.fec_repair_packets_out);
 }
+
+#[test]
+fn repair_stops_once_the_link_is_clean_again() {
+    let mut p = pair(FecConfig::balanced(), 25_000, LossModel::iid(0.05), 13);
+    s1_run(&mut p, 600);
+    assert!(p.client.stats().fec_repair_packets_out > 0);
+    p.net.set_profile(NetworkProfile::s1(LossModel::None));
+    s1_run(&mut p, 600); // 10 s: the peer's estimate decays and clears
+    let settled = p.client.stats().fec_repair_packets_out;
+    s1_run(&mut p, 300);
+    assert_eq!(p.client.stats().fec_repair_packets_out, settled, "no repair on the clean link");
+    assert_eq!(p.client.stats().fec_peer_loss, 0.0);
+}

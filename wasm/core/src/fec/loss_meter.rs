@@ -8,6 +8,8 @@
 /// (4 s at 60 packets/s).
 const WINDOW: u32 = 64;
 const KEEP: f64 = 0.75;
+/// Estimates below this read as no loss.
+const MIN_LOSS: f64 = 0.001;
 /// Outcomes needed before the rate means anything.
 const MIN_SAMPLES: f64 = 16.0;
 /// A gap larger than this counts as this many losses (an outage, not a rate).
@@ -103,7 +105,14 @@ impl LossMeter {
         if self.lost == 0.0 && self.win[1] == 0 || total < MIN_SAMPLES {
             return 0.0;
         }
-        ((self.lost + self.win[1] as f64) / total).clamp(0.0, 1.0)
+        let loss = ((self.lost + self.win[1] as f64) / total).clamp(0.0, 1.0);
+        // The decayed history never reaches exactly 0: below 0.1 % it is
+        // the memory of old losses, reported once as 0 so the peer stops.
+        if loss < MIN_LOSS {
+            0.0
+        } else {
+            loss
+        }
     }
 
     /// P(lost | previous lost); the mean loss until losses have successors.
