@@ -337,7 +337,9 @@ impl Connection {
             return Ok(());
         }
         let result = self.handle_data(now, datagram, false);
-        self.rebuild_lost(now);
+        if self.fec.rx.has_pending() {
+            self.rebuild_lost(now);
+        }
         if let Some((first, count)) = self.fec.rx.latest_group.take() {
             // A repair that could not rebuild its group: ACK at once so the
             // sender detects the loss about one RTT after sending, not later.

@@ -25,6 +25,11 @@ const REFRESH_US: u64 = 1_000_000;
 
 #[derive(Debug, Default)]
 pub struct LossMeter {
+    /// False until the first gap or reordering: until then arrivals only
+    /// count (the common clean-link path costs an increment).
+    irregular: bool,
+    /// In-order arrivals before the first irregularity.
+    clean_run: u64,
     largest: Option<u64>,
     /// Lowest packet number seen: nothing below it is judged.
     first: u64,
@@ -49,8 +54,21 @@ impl LossMeter {
             self.largest = Some(pn);
             self.first = pn;
             self.seen = 1;
+            self.clean_run = 1;
             return;
         };
+        if !self.irregular {
+            if pn == l + 1 {
+                self.largest = Some(pn);
+                self.clean_run += 1;
+                return;
+            }
+            // First gap or reordering: the clean run so far becomes history
+            // (every packet of it arrived; the last few are judged later).
+            self.irregular = true;
+            self.seen = u64::MAX;
+            self.total = self.clean_run.saturating_sub(REORDER_SLACK).min(256) as f64;
+        }
         if pn <= l {
             let age = l - pn;
             if age < 64 {
@@ -128,6 +146,9 @@ impl LossMeter {
     /// The (loss, burst) to report now, if the estimate moved enough since
     /// the last report or a non-zero one needs repeating.
     pub fn report_due(&self, now: u64) -> Option<(f64, f64)> {
+        if !self.irregular {
+            return None;
+        }
         let (l, b) = (self.loss(), self.burst());
         let Some((rl, rb)) = self.reported else {
             return (l > 0.0).then_some((l, b));
@@ -171,6 +192,15 @@ mod tests {
             }
         }
         assert_eq!(m.loss(), 0.0);
+    }
+
+    #[test]
+    fn one_loss_after_a_long_clean_run_reads_small() {
+        let mut m = LossMeter::default();
+        for pn in (0..9_010).filter(|&p| p != 9_000) {
+            m.on_arrival(pn);
+        }
+        assert!(m.loss() > 0.0 && m.loss() < 0.01, "{}", m.loss());
     }
 
     #[test]
