@@ -234,8 +234,9 @@ impl Config {
 /// Server endpoint configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerConfig {
-    /// Applied to every accepted connection; its `channels` field is ignored
-    /// (each client declares its channels in HELLO).
+    /// Applied to every accepted connection. Each client declares its
+    /// channels in HELLO; of `channels` only `latency_target_us` is used, for
+    /// the channel of the same index when its kind matches.
     pub connection: Config,
     /// Most live connections; HELLOs beyond it are rejected with "server full".
     /// Default 4096.

@@ -109,7 +109,16 @@ impl Connection {
 
     /// Server side, created by `Server::accept` after a valid HELLO.
     pub(crate) fn accepted(config: Config, conn_id: u32, kinds: &[ChannelKind], now: u64) -> Connection {
-        let channels = kinds.iter().map(|&k| ChannelConfig::new(k)).collect();
+        // Kinds come from HELLO; a latency target set for the same index and
+        // kind in the server's config applies to what the server sends.
+        let channels = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| {
+                let target = config.channels.get(i).filter(|c| c.kind == k).map_or(0, |c| c.latency_target_us);
+                ChannelConfig::new(k).with_latency_target_us(target)
+            })
+            .collect();
         let mut c = Connection::new(config, Side::Server, conn_id, channels, now);
         c.state = State::Connected;
         c.welcome_due = true;
@@ -328,7 +337,9 @@ impl Connection {
             return Ok(());
         }
         let result = self.handle_data(now, datagram, false);
-        self.rebuild_lost(now);
+        if self.fec.rx.has_pending() {
+            self.rebuild_lost(now);
+        }
         if let Some((first, count)) = self.fec.rx.latest_group.take() {
             // A repair that could not rebuild its group: ACK at once so the
             // sender detects the loss about one RTT after sending, not later.
@@ -503,7 +514,7 @@ impl Connection {
             }
             Frame::LossReport { loss, burst } => {
                 if !rebuilt {
-                    self.fec.tx.on_report(loss_meter::from_wire(loss), loss_meter::from_wire(burst));
+                    self.fec.tx.on_report(now, loss_meter::from_wire(loss), loss_meter::from_wire(burst));
                 }
                 true
             }

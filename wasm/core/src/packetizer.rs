@@ -115,6 +115,7 @@ impl Connection {
                 return Some(n);
             }
         }
+        self.fec.tx.expire_report(now);
         let fec_active = self.fec.tx.active();
         if fec_active {
             // Protected packets leave room for their repair's image header.

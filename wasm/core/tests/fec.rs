@@ -308,3 +308,39 @@ fn repair_that_cannot_rebuild_draws_an_immediate_ack() {
     }
     panic!("no repair group with two losses was formed");
 }
+
+#[test]
+fn server_latency_targets_apply_by_channel_index() {
+    // The server's config names a target for channel 0 (the client declares
+    // only the kind): the server's repairs follow it.
+    let channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(25_000)];
+    // Groups of 2 suit 5 % loss; the ample budget lets the deadline decide.
+    let cfg = Config { fec: FecConfig { budget: 1.1, ..FecConfig::balanced() }, ..Config::default() }.with_channels(channels.clone());
+    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let client = Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg };
+    let mut p = Pair::new(client, server, NetworkProfile::s1(LossModel::iid(0.05)), 12);
+    assert!(p.connect());
+    assert_eq!(p.server_conn().unwrap().channels()[0].latency_target_us, 25_000);
+    let id = p.client.id();
+    for i in 0..600u32 {
+        p.server.send(p.now, id, 0, payload(i, 400)).unwrap();
+        p.run_for(TICK);
+    }
+    let s = p.server_conn().unwrap().stats();
+    // One repair per packet (the deadline, 25 ms − transit, comes before the
+    // next packet), not one per group of 2 as without the target.
+    assert!(s.fec_repair_packets_out > 450, "repairs {}", s.fec_repair_packets_out);
+}
+
+#[test]
+fn repair_stops_once_the_link_is_clean_again() {
+    let mut p = pair(FecConfig::balanced(), 25_000, LossModel::iid(0.05), 13);
+    s1_run(&mut p, 600);
+    assert!(p.client.stats().fec_repair_packets_out > 0);
+    p.net.set_profile(NetworkProfile::s1(LossModel::None));
+    s1_run(&mut p, 600); // 10 s: the peer's estimate decays and clears
+    let settled = p.client.stats().fec_repair_packets_out;
+    s1_run(&mut p, 300);
+    assert_eq!(p.client.stats().fec_repair_packets_out, settled, "no repair on the clean link");
+    assert_eq!(p.client.stats().fec_peer_loss, 0.0);
+}

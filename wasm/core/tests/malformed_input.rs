@@ -93,7 +93,7 @@ fn truncated_and_bit_flipped_datagrams_never_panic() {
     let (mut client, mut server) = victims(11);
     let mut buf = vec![0u8; 1500];
     let hello = client.poll_transmit(0, &mut buf).expect("HELLO");
-    poke(&mut client, &mut server, 0, &buf[..hello].to_vec());
+    poke(&mut client, &mut server, 0, &buf[..hello]);
     assert_eq!(server.connection_ids().count(), 1);
     // Let the victims see the real conversation first, so mutations hit live state.
     let (last, rest) = t.split_last().unwrap();

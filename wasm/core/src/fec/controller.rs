@@ -28,7 +28,7 @@ pub fn residual_loss(p: f64, c: f64, k: u32) -> f64 {
 /// Packets per repair for this loss, or None when no repair is needed
 /// (FEC off, or loss below `min_loss`).
 pub fn group_size(cfg: &FecConfig, loss: f64, burst: f64) -> Option<u8> {
-    if !cfg.enabled || !(loss >= cfg.min_loss) {
+    if !cfg.enabled || loss.is_nan() || loss < cfg.min_loss {
         return None;
     }
     let k = (1..=cfg.max_group).rev().find(|&k| residual_loss(loss, burst, k as u32) <= cfg.target_residual_loss);

@@ -15,6 +15,10 @@ use super::{controller, FecConfig, IMAGE_HEADER};
 /// REPAIR frame header (type, first_pn, count, length varint ≤ 3).
 pub const REPAIR_PACKET_OVERHEAD: usize = 7 + 1 + 2 + 1 + 3;
 
+/// A report older than this no longer counts (the peer repeats a non-zero
+/// one every second; silence means its loss cleared and that news was lost).
+pub const REPORT_LIFETIME_US: u64 = 3_000_000;
+
 /// Room the packetizer leaves free in protected packets so their repair
 /// (image header plus the above) still fits one datagram.
 pub const PROTECTED_RESERVE: usize = REPAIR_PACKET_OVERHEAD + IMAGE_HEADER;
@@ -49,6 +53,7 @@ pub struct RepairEncoder {
     /// The peer's latest report on our packets: loss rate and P(lost | lost).
     loss: f64,
     burst: f64,
+    reported_at: u64,
     group: Option<Group>,
     /// Repair bytes the budget allows right now.
     credit: f64,
@@ -63,7 +68,7 @@ pub struct RepairEncoder {
 
 impl RepairEncoder {
     pub fn new(config: FecConfig, max_datagram: usize) -> Self {
-        RepairEncoder { config, loss: 0.0, burst: 0.0, group: None, credit: 0.0, due: false, max_datagram, spare: Vec::new(), sent: Default::default() }
+        RepairEncoder { config, loss: 0.0, burst: 0.0, reported_at: 0, group: None, credit: 0.0, due: false, max_datagram, spare: Vec::new(), sent: Default::default() }
     }
 
     pub fn config(&self) -> &FecConfig {
@@ -79,11 +84,19 @@ impl RepairEncoder {
     }
 
     /// The peer measured this loss rate and burstiness on our packets.
-    pub fn on_report(&mut self, loss: f64, burst: f64) {
+    pub fn on_report(&mut self, now: u64, loss: f64, burst: f64) {
         self.loss = loss;
         self.burst = burst;
+        self.reported_at = now;
         if self.group_size().is_none() {
             self.abandon();
+        }
+    }
+
+    /// Forget a report past its lifetime (call before sending).
+    pub fn expire_report(&mut self, now: u64) {
+        if self.loss > 0.0 && now > self.reported_at + REPORT_LIFETIME_US {
+            self.on_report(now, 0.0, 0.0);
         }
     }
 
@@ -231,7 +244,7 @@ mod tests {
 
     fn lossy(cfg: FecConfig, loss: f64) -> RepairEncoder {
         let mut e = RepairEncoder::new(cfg, 1200);
-        e.on_report(loss, loss);
+        e.on_report(0, loss, loss);
         e
     }
 
@@ -271,5 +284,14 @@ mod tests {
         e.on_timeout(5_000);
         let r = e.take_repair(0).expect("due at the deadline");
         assert_eq!((r.first_pn, r.count), (0, 1));
+    }
+
+    #[test]
+    fn a_report_expires_without_refresh() {
+        let mut e = lossy(FecConfig::balanced(), 0.05);
+        e.expire_report(REPORT_LIFETIME_US);
+        assert!(e.active());
+        e.expire_report(REPORT_LIFETIME_US + 1);
+        assert!(!e.active());
     }
 }

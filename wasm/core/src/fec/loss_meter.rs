@@ -8,6 +8,8 @@
 /// (4 s at 60 packets/s).
 const WINDOW: u32 = 64;
 const KEEP: f64 = 0.75;
+/// Estimates below this read as no loss.
+const MIN_LOSS: f64 = 0.001;
 /// Outcomes needed before the rate means anything.
 const MIN_SAMPLES: f64 = 16.0;
 /// A gap larger than this counts as this many losses (an outage, not a rate).
@@ -23,6 +25,11 @@ const REFRESH_US: u64 = 1_000_000;
 
 #[derive(Debug, Default)]
 pub struct LossMeter {
+    /// False until the first gap or reordering: until then arrivals only
+    /// count (the common clean-link path costs an increment).
+    irregular: bool,
+    /// In-order arrivals before the first irregularity.
+    clean_run: u64,
     largest: Option<u64>,
     /// Lowest packet number seen: nothing below it is judged.
     first: u64,
@@ -47,8 +54,21 @@ impl LossMeter {
             self.largest = Some(pn);
             self.first = pn;
             self.seen = 1;
+            self.clean_run = 1;
             return;
         };
+        if !self.irregular {
+            if pn == l + 1 {
+                self.largest = Some(pn);
+                self.clean_run += 1;
+                return;
+            }
+            // First gap or reordering: the clean run so far becomes history
+            // (every packet of it arrived; the last few are judged later).
+            self.irregular = true;
+            self.seen = u64::MAX;
+            self.total = self.clean_run.saturating_sub(REORDER_SLACK).min(256) as f64;
+        }
         if pn <= l {
             let age = l - pn;
             if age < 64 {
@@ -103,7 +123,14 @@ impl LossMeter {
         if self.lost == 0.0 && self.win[1] == 0 || total < MIN_SAMPLES {
             return 0.0;
         }
-        ((self.lost + self.win[1] as f64) / total).clamp(0.0, 1.0)
+        let loss = ((self.lost + self.win[1] as f64) / total).clamp(0.0, 1.0);
+        // The decayed history never reaches exactly 0: below 0.1 % it is
+        // the memory of old losses, reported once as 0 so the peer stops.
+        if loss < MIN_LOSS {
+            0.0
+        } else {
+            loss
+        }
     }
 
     /// P(lost | previous lost); the mean loss until losses have successors.
@@ -119,6 +146,9 @@ impl LossMeter {
     /// The (loss, burst) to report now, if the estimate moved enough since
     /// the last report or a non-zero one needs repeating.
     pub fn report_due(&self, now: u64) -> Option<(f64, f64)> {
+        if !self.irregular {
+            return None;
+        }
         let (l, b) = (self.loss(), self.burst());
         let Some((rl, rb)) = self.reported else {
             return (l > 0.0).then_some((l, b));
@@ -162,6 +192,15 @@ mod tests {
             }
         }
         assert_eq!(m.loss(), 0.0);
+    }
+
+    #[test]
+    fn one_loss_after_a_long_clean_run_reads_small() {
+        let mut m = LossMeter::default();
+        for pn in (0..9_010).filter(|&p| p != 9_000) {
+            m.on_arrival(pn);
+        }
+        assert!(m.loss() > 0.0 && m.loss() < 0.01, "{}", m.loss());
     }
 
     #[test]

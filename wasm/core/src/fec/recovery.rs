@@ -42,6 +42,11 @@ impl RecoveryBuffer {
         self.keep_until.is_some_and(|t| now < t)
     }
 
+    /// True while some repair waits to be used (the common case is false).
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Keep a received packet's body (frames after the header).
     pub fn store(&mut self, now: u64, pn: u64, body: &[u8]) {
         if !self.keeping(now) || body.len() > MAX_BODY_BYTES {
