@@ -102,6 +102,10 @@ export async function startArcade({ port = 0, shards = 1, impairment, logLevel =
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ token, relayHttp }));
       return;
     }
+    if (url.pathname === '/favicon.ico') {
+      res.writeHead(204).end();
+      return;
+    }
     const file = FILES[url.pathname];
     if (!file || !existsSync(file[0])) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');

@@ -5,4 +5,5 @@
 
 pub mod codec;
 pub mod game;
+pub mod bots;
 pub mod net;

@@ -220,7 +220,7 @@ impl Shard {
 
     fn tick(&mut self) {
         self.tick = self.tick.wrapping_add(1);
-        let snapshot = self.tick % self.snapshot_every == 0;
+        let snapshot = self.tick.is_multiple_of(self.snapshot_every);
         for (room_id, room) in self.rooms.iter_mut() {
             let events = room.tick();
             let members = self.members.get(room_id).map(Vec::as_slice).unwrap_or(&[]);
