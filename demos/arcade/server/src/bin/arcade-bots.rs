@@ -6,7 +6,7 @@
 //!
 //! Room r is served by port `ports[r % ports.len()]` (the server's shards).
 //! Prints one JSON line at the end: bots that connected, that were closed,
-//! snapshots received per bot per second, kills seen.
+//! snapshots received and inputs sent per bot per second, kills seen.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -74,15 +74,18 @@ fn main() -> ExitCode {
             run_bots(make, count, ramp.div_ceil(a.threads), until)
         }));
     }
-    let (mut connected, mut closed, mut snapshots, mut kills) = (0, 0, 0u64, 0u64);
+    let (mut connected, mut closed, mut snapshots, mut kills, mut inputs) = (0, 0, 0u64, 0u64, 0u64);
+    let mut steady_since = started;
     for h in handles {
         match h.join() {
-            Ok(Ok(bots)) => {
+            Ok(Ok((bots, since))) => {
+                steady_since = steady_since.max(since);
                 for b in bots {
                     connected += b.connected as usize;
                     closed += b.closed as usize;
                     snapshots += b.snapshots;
                     kills += b.kills_seen;
+                    inputs += b.inputs;
                 }
             }
             Ok(Err(e)) => {
@@ -93,10 +96,13 @@ fn main() -> ExitCode {
         }
     }
     let secs = started.elapsed().as_secs_f64();
+    // Rates over the steady state (after every bot joined), not the ramp.
+    let steady = until.saturating_duration_since(steady_since).as_secs_f64().max(1e-3);
     println!(
-        r#"{{"event":"bots","bots":{},"connected":{connected},"closed":{closed},"seconds":{secs:.1},"snapshotsPerBotPerSecond":{:.1},"killsSeen":{kills}}}"#,
+        r#"{{"event":"bots","bots":{},"connected":{connected},"closed":{closed},"seconds":{secs:.1},"snapshotsPerBotPerSecond":{:.1},"inputsPerBotPerSecond":{:.1},"killsSeen":{kills}}}"#,
         a.bots,
-        snapshots as f64 / secs / connected.max(1) as f64
+        snapshots as f64 / steady / connected.max(1) as f64,
+        inputs as f64 / steady / connected.max(1) as f64
     );
     ExitCode::SUCCESS
 }
