@@ -2,7 +2,7 @@
 // prediction at a fixed 60 Hz, draws at the display rate, and feeds the
 // network panel. `window.arcade` exposes what the browser tests check.
 import { init } from '@ricochet/sdk/slim';
-import { encode, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_UP, type Message } from '../protocol/index.js';
+import { encode, MAX_INPUT_FRAMES, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_UP, type Message } from '../protocol/index.js';
 import { GameState } from './game.js';
 import { join, type GameLink } from './net.js';
 import { NetworkPanel } from './panel.js';
@@ -96,7 +96,10 @@ let nextStep = performance.now();
 // pace when frames are throttled.
 setInterval(() => {
   const now = performance.now();
-  if (now - nextStep > 250) nextStep = now; // after a long stall, do not replay a burst
+  // After a stall, catch up at most MAX_INPUT_FRAMES steps: inputs sent in
+  // one task share a datagram and supersede each other on the sequenced
+  // channel, and the newest message repeats only that many.
+  if (now - nextStep > (MAX_INPUT_FRAMES - 1) * STEP_MS) nextStep = now - (MAX_INPUT_FRAMES - 1) * STEP_MS;
   while (now >= nextStep) {
     step();
     nextStep += STEP_MS;
