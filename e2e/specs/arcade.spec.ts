@@ -3,6 +3,7 @@
 // server, and each sees the other move and score. Also under the relay's
 // simulated 5 % loss, and the network panel driving the relay live.
 // Screenshots: results/e2e/arcade.png and results/e2e/arcade-5pct-loss.png.
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { startArcade, type Arcade } from '../../demos/arcade/scripts/stack.mjs';
@@ -129,6 +130,28 @@ test('the network panel sets the relay’s link profile live and the RTT graph s
     await page.selectOption('#profile', '');
     await expect.poll(() => (arcade.relay.impairmentReport() as { impairment: unknown }).impairment ?? null, { timeout: 5_000 }).toBeNull();
   } finally {
+    await arcade.stop();
+  }
+});
+
+test('Node bots join through the relay over WebSocket and a browser player sees them move', async ({ browser }) => {
+  const arcade = await startArcade();
+  const bots = spawn(process.execPath, [join(ROOT, 'demos', 'arcade', 'dist', 'node-bots.mjs'), '--url', arcade.url.replace(/\/$/, ''), '--room', '5', '--bots', '3', '--seconds', '20'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const page = await joinAs(browser, arcade, 'dana', 5);
+    await expect.poll(async () => (await view(page)).players.length, { timeout: 15_000 }).toBe(4);
+    const bot = (await view(page)).players.find((p) => p.name?.startsWith('node-bot-'))!;
+    // Bots wander: within a few seconds each has moved on the page.
+    await expect
+      .poll(async () => {
+        const now = other(await view(page), bot.id);
+        return now ? Math.hypot(now.x - bot.x, now.y - bot.y) : 0;
+      }, { timeout: 15_000 })
+      .toBeGreaterThan(20);
+  } finally {
+    bots.kill('SIGTERM');
     await arcade.stop();
   }
 });

@@ -1,7 +1,7 @@
 // The game's connection: a token from the page server, then the relay over
 // WebTransport (WebSocket as fallback, or forced), three channels, and the
 // join request as the handshake payload.
-import { Connection, openTransport, type ConnectionStats, type TransportKind } from '@ricochet/sdk/slim';
+import { Connection, openTransport, type ConnectionStats, type TransportKind, type WebSocketConstructor } from '@ricochet/sdk/slim';
 import { decode, encode, DecodeError, type Message } from '../protocol/index.js';
 
 /** Channel order is the protocol: the server sends by index (server/src/net.rs). */
@@ -15,6 +15,10 @@ export interface JoinOptions {
   room: number;
   name: string;
   force?: TransportKind;
+  /** The page server; default: the page's own origin. */
+  baseUrl?: string;
+  /** WebSocket constructor where there is no global one (Node bots: `ws`). */
+  WebSocket?: WebSocketConstructor;
 }
 
 export interface GameLink {
@@ -28,7 +32,7 @@ export interface GameLink {
 }
 
 export async function join(o: JoinOptions, onMessage: (m: Message) => void): Promise<GameLink> {
-  const res = await fetch(`/api/join?room=${o.room}&name=${encodeURIComponent(o.name)}`);
+  const res = await fetch(`${o.baseUrl ?? ''}/api/join?room=${o.room}&name=${encodeURIComponent(o.name)}`);
   if (!res.ok) throw new Error(`join refused: ${await res.text()}`);
   const { token, relayHttp } = (await res.json()) as { token: string; relayHttp: string };
   const info = (await (await fetch(`${relayHttp}/cert-hash`)).json()) as { certHashes: string[]; webTransportUrl: string | null; webSocketUrl: string };
@@ -38,6 +42,7 @@ export async function join(o: JoinOptions, onMessage: (m: Message) => void): Pro
     serverCertificateHashes: info.certHashes,
     webSocketUrl: info.webSocketUrl + q,
     ...(o.force ? { force: o.force } : {}),
+    ...(o.WebSocket ? { WebSocket: o.WebSocket } : {}),
   });
   const conn = new Connection(choice.transport, {
     channels: CHANNELS.map((c) => ({ ...c })),

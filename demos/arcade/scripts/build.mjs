@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Builds the arcade: the Rust game server (cargo, release) and the browser
-// bundle (esbuild). Needs the SDK built first (scripts/build.mjs at the root).
+// Builds the arcade: the Rust game server and bots (cargo, release), the
+// browser bundle and the Node bots (esbuild). Needs the SDK built first (scripts/build.mjs at the root).
 // Cargo skips an up-to-date server; the bundle is rebuilt when a source is newer.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const ARCADE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_BIN = join(ARCADE, 'server', 'target', 'release', 'arcade-server');
 export const BUNDLE = join(ARCADE, 'dist', 'arcade.js');
+export const NODE_BOTS = join(ARCADE, 'dist', 'node-bots.mjs');
 
 const newest = (p) => {
   if (!existsSync(p)) return 0;
@@ -25,9 +26,20 @@ export function buildServer() {
 
 export async function buildClient({ force = false } = {}) {
   const sdk = join(ARCADE, '..', '..', 'sdk', 'dist');
-  const inputs = Math.max(newest(join(ARCADE, 'client')), newest(join(ARCADE, 'protocol')), newest(sdk), newest(fileURLToPath(import.meta.url)));
-  if (!force && newest(BUNDLE) > inputs) return;
+  const inputs = Math.max(newest(join(ARCADE, 'client')), newest(join(ARCADE, 'protocol')), newest(join(ARCADE, 'bots')), newest(sdk), newest(fileURLToPath(import.meta.url)));
+  if (!force && Math.min(newest(BUNDLE), newest(NODE_BOTS)) > inputs) return;
   const esbuild = await import('esbuild');
+  // The Node bots: the client's own join and prediction code, dependencies left to node_modules.
+  await esbuild.build({
+    entryPoints: [join(ARCADE, 'bots', 'node-bots.ts')],
+    outfile: NODE_BOTS,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
   const r = await esbuild.build({
     entryPoints: [join(ARCADE, 'client', 'main.ts')],
     outfile: BUNDLE,
