@@ -24,6 +24,7 @@ interface View {
   players: ViewPlayer[];
   roster: { id: number; name: string; kills: number; deaths: number }[];
   graphs: { rtt: number[] };
+  stats: { lossIn: number; lossOut: number } | null;
 }
 
 const view = (page: Page): Promise<View> => page.evaluate(() => (window as unknown as { arcade: { view(): View } }).arcade.view());
@@ -111,6 +112,9 @@ test('under the relay’s 5 % loss, a WebTransport and a WebSocket player still 
     await playTogether(alice, bob);
     const report = arcade.relay.impairmentReport() as { impairment: unknown };
     expect(report.impairment).toBe('s1_5pct');
+    // The panel shows the link the relay simulates, and the loss it causes.
+    await expect(alice.locator('#profile')).toHaveValue('s1_5pct');
+    await expect.poll(async () => ((await view(alice)).stats?.lossIn ?? 0) + ((await view(alice)).stats?.lossOut ?? 0), { timeout: 10_000 }).toBeGreaterThan(0);
     const shot = join(ROOT, 'results', 'e2e', 'arcade-5pct-loss.png');
     await alice.screenshot({ path: shot });
     await testInfo.attach('arcade-5pct-loss', { path: shot, contentType: 'image/png' });

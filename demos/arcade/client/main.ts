@@ -42,6 +42,7 @@ async function connect(): Promise<void> {
     const l = await join({ room, name, ...(forceWebSocket ? { force: 'websocket' as const } : {}) }, (m: Message) => game.apply(m));
     link = l;
     panel.setTransport(l.kind, l.fallbackReason);
+    void panel.syncFromRelay();
     $('status').textContent = `room ${room + 1} · ${name}`;
     l.conn.on('close', (e) => {
       if (link === l) $('status').textContent = `disconnected: ${e.reason || e.kind}`;

@@ -39,9 +39,11 @@ export class NetworkPanel {
   private readonly transportLabel = el('span', { id: 'transport' });
   private readonly status = el('div', { className: 'status' });
   private last: { at: number; s: ConnectionStats } | null = null;
+  private readonly profile: HTMLSelectElement;
 
   constructor(root: HTMLElement, private readonly hooks: PanelHooks) {
     const profile = el('select', { id: 'profile' }, el('option', { value: '' }, 'none (clean)'), ...NETWORK_PROFILES.map((p) => el('option', { value: p }, p)));
+    this.profile = profile;
     profile.onchange = () => void this.post(profile.value ? { profile: profile.value } : { off: true }, profile.value || 'clean');
     const sliders = {
       latencyMs: this.slider('latency', 0, 300, 1, 'ms'),
@@ -82,6 +84,19 @@ export class NetworkPanel {
       this.status,
       graphs,
     );
+  }
+
+  /** Shows the link the relay is simulating now (it may have started impaired). */
+  async syncFromRelay(): Promise<void> {
+    const relay = this.hooks.relayHttp();
+    if (!relay) return;
+    try {
+      const { impairment } = (await (await fetch(`${relay}/test/impairment`)).json()) as { impairment: unknown };
+      if (typeof impairment === 'string') this.profile.value = impairment;
+      this.status.textContent = `link: ${typeof impairment === 'string' ? impairment : impairment ? 'custom' : 'clean'}`;
+    } catch {
+      this.status.textContent = 'link controls unavailable (relay without test control)';
+    }
   }
 
   setTransport(kind: string, fallbackReason?: string): void {
