@@ -26,11 +26,12 @@ struct Args {
     snapshot_hz: u32,
     stats_ms: u64,
     read_every_ms: u64,
+    ack_delay_ms: u64,
     ignore_stdin: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ignore_stdin: false };
+    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ack_delay_ms: 5, ignore_stdin: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -41,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
             "--snapshot-hz" => a.snapshot_hz = value("--snapshot-hz")?.parse().map_err(|_| "--snapshot-hz: not a number")?,
             "--stats-ms" => a.stats_ms = value("--stats-ms")?.parse().map_err(|_| "--stats-ms: not a number")?,
             "--read-every-ms" => a.read_every_ms = value("--read-every-ms")?.parse().map_err(|_| "--read-every-ms: not a number")?,
+            "--ack-delay-ms" => a.ack_delay_ms = value("--ack-delay-ms")?.parse().map_err(|_| "--ack-delay-ms: not a number")?,
             "--ignore-stdin" => a.ignore_stdin = true,
             other => return Err(format!("unknown argument: {other}")),
         }
@@ -103,7 +105,7 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 }
 
 fn run(a: Args) -> io::Result<()> {
-    let opts = ShardOptions { snapshot_hz: a.snapshot_hz, read_every: Duration::from_millis(a.read_every_ms) };
+    let opts = ShardOptions { snapshot_hz: a.snapshot_hz, read_every: Duration::from_millis(a.read_every_ms), max_ack_delay_us: a.ack_delay_ms * 1000 };
     let mut ports = Vec::new();
     let mut handles = Vec::new();
     let mut all_stats = Vec::new();
@@ -113,10 +115,10 @@ fn run(a: Args) -> io::Result<()> {
         let (tx, rx) = std::sync::mpsc::channel();
         let host = a.host.clone();
         let port = if a.port == 0 { 0 } else { a.port + i };
-        let (snapshot_hz, read_every) = (opts.snapshot_hz, opts.read_every);
+        let (snapshot_hz, read_every, max_ack_delay_us) = (opts.snapshot_hz, opts.read_every, opts.max_ack_delay_us);
         // The shard is created on its own thread (UdpServer is not Send).
         handles.push(std::thread::spawn(move || -> io::Result<()> {
-            let mut shard = match Shard::bind(&host, port, &ShardOptions { snapshot_hz, read_every }, stats) {
+            let mut shard = match Shard::bind(&host, port, &ShardOptions { snapshot_hz, read_every, max_ack_delay_us }, stats) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tx.send(Err(e.to_string()));

@@ -47,6 +47,10 @@ pub struct ShardOptions {
     /// Between ticks, read the socket this often (0 = wake on every
     /// datagram). Acknowledgements leave up to this much later.
     pub read_every: Duration,
+    /// How long an acknowledgement may wait for a snapshot to ride on, µs
+    /// (the core's default is 5 ms: with inputs every 16.7 ms that is one
+    /// ACK datagram per input).
+    pub max_ack_delay_us: u64,
 }
 
 struct Seat {
@@ -70,7 +74,9 @@ pub struct Shard {
 
 impl Shard {
     pub fn bind(host: &str, port: u16, o: &ShardOptions, stats: Arc<ShardStats>) -> io::Result<Shard> {
-        let mut udp = UdpServer::bind((host, port), ServerConfig::default())?;
+        let mut config = ServerConfig::default();
+        config.connection.max_ack_delay_us = o.max_ack_delay_us;
+        let mut udp = UdpServer::bind((host, port), config)?;
         udp.set_accept_policy(AcceptPolicy::Manual);
         let snapshot_every = (TICK_HZ / o.snapshot_hz.clamp(1, TICK_HZ)).max(1);
         Ok(Shard {
