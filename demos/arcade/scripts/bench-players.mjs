@@ -16,7 +16,7 @@
 //
 // ARCADE_BENCH_PLAYERS=250,1000,2000 picks the steps; ARCADE_BENCH_SECONDS the steady time per step.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { build } from '../../../scripts/build.mjs';
@@ -42,11 +42,29 @@ function runBots(ports, bots, seconds) {
   });
 }
 
+/** CPU seconds a process has used (Linux /proc; clock ticks of 10 ms). */
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function step(players) {
   const lines = [];
-  const server = await startGameServer({ shards: SHARDS, snapshotHz: SNAPSHOT_HZ, statsMs: 1000, onLine: (m) => m.event === 'stats' && lines.push(m) });
+  let server;
+  // Server CPU over the steady state: from the 2nd full second with every bot seated to the last.
+  const cpu = [];
+  server = await startGameServer({
+    shards: SHARDS,
+    snapshotHz: SNAPSHOT_HZ,
+    statsMs: 1000,
+    onLine: (m) => {
+      if (m.event !== 'stats') return;
+      lines.push(m);
+      if (m.players === players && server) cpu.push({ at: performance.now(), s: cpuSeconds(server.pid) });
+    },
+  });
   await new Promise((r) => setTimeout(r, 1100));
   const rss0 = lines.at(-1)?.rssKiB ?? 0;
   const rampS = players / (20 * 60) + 1;
@@ -56,6 +74,8 @@ async function step(players) {
   const steady = lines.filter((l) => l.players === players).slice(1);
   if (steady.length === 0) return { players, bots, held: false, note: 'never had every bot seated' };
   const ticksPerShard = median(steady.map((l) => l.ticks)) / SHARDS;
+  const [c0, c1] = [cpu[1] ?? cpu[0], cpu.at(-1)];
+  const serverCores = c0 && c1 && c1.at > c0.at ? (c1.s - c0.s) / ((c1.at - c0.at) / 1000) : NaN;
   const r = {
     players,
     connected: bots.connected,
@@ -69,6 +89,9 @@ async function step(players) {
     rssKiB: median(steady.map((l) => l.rssKiB)),
     memoryPerPlayerKiB: +((median(steady.map((l) => l.rssKiB)) - rss0) / players).toFixed(1),
     killsSeen: bots.killsSeen,
+    // Cores the server process kept busy, and what one player costs it.
+    serverCores: +serverCores.toFixed(2),
+    serverCpuUsPerPlayerSecond: Math.round((serverCores * 1e6) / players),
   };
   r.held = r.connected === players && bots.closed === 0 && ticksPerShard >= 59 && r.snapshotsPerBotPerSecond >= 0.95 * SNAPSHOT_HZ && r.tickP99Us <= 16_667;
   return r;
@@ -81,23 +104,25 @@ for (const script of [join(ROOT, 'relay', 'native', 'build.mjs'), join(ROOT, 're
 }
 buildServer(); // the arcade server and bots
 console.log(`\n## S5 — players per server: arcade server, ${SHARDS} shards (threads), 60 Hz tick, ${SNAPSHOT_HZ} Hz snapshots, rooms of ${PER_ROOM}, bots on the same machine (${cpus().length} cores)\n`);
-console.log('| players | connected | tick p50 | tick p99 (worst s / median s) | tick max | ticks/s per shard | snapshots per bot /s | inputs per bot /s | RSS | memory per player | held at 60 Hz | goal: tick p99 ≤ 5 ms |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| players | connected | tick p50 | tick p99 (worst s / median s) | tick max | ticks/s per shard | snapshots per bot /s | inputs per bot /s | server CPU | server CPU per player | RSS | memory per player | held at 60 Hz | goal: tick p99 ≤ 5 ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 const s5 = [];
 for (const n of STEPS) {
   const r = await step(n);
   s5.push(r);
   if (r.note) {
-    console.log(`| ${n} | ${r.bots.connected} | – | – | – | – | – | – | – | – | no (${r.note}) | – |`);
+    console.log(`| ${n} | ${r.bots.connected} | – | – | – | – | – | – | – | – | – | – | no (${r.note}) | – |`);
     continue;
   }
   const ms = (us) => `${(us / 1000).toFixed(2)} ms`;
   console.log(
-    `| ${n} | ${r.connected} | ${ms(r.tickP50Us)} | ${ms(r.tickP99Us)} / ${ms(r.tickP99MedianUs)} | ${ms(r.tickMaxUs)} | ${r.ticksPerSecondPerShard} | ${r.snapshotsPerBotPerSecond} | ${r.inputsPerBotPerSecond} | ${(r.rssKiB / 1024).toFixed(1)} MiB | ${r.memoryPerPlayerKiB} KiB | ${r.held ? 'yes' : 'no'} | ${r.tickP99Us <= 5000 ? 'met' : 'not met'} |`,
+    `| ${n} | ${r.connected} | ${ms(r.tickP50Us)} | ${ms(r.tickP99Us)} / ${ms(r.tickP99MedianUs)} | ${ms(r.tickMaxUs)} | ${r.ticksPerSecondPerShard} | ${r.snapshotsPerBotPerSecond} | ${r.inputsPerBotPerSecond} | ${r.serverCores} cores | ${r.serverCpuUsPerPlayerSecond} µs/s | ${(r.rssKiB / 1024).toFixed(1)} MiB | ${r.memoryPerPlayerKiB} KiB | ${r.held ? 'yes' : 'no'} | ${r.tickP99Us <= 5000 ? 'met' : 'not met'} |`,
   );
 }
 const held = s5.filter((r) => r.held).map((r) => r.players);
 console.log(`\nPlayers held at 60 Hz: ${held.length ? Math.max(...held) : 0} (S5 reference: the $5 server held 250 on one core; goal ≥ 2,000 with tick p99 ≤ 5 ms on two cores)`);
+const perPlayer = median(s5.filter((r) => r.serverCpuUsPerPlayerSecond > 0).map((r) => r.serverCpuUsPerPlayerSecond));
+if (perPlayer) console.log(`Server CPU per player: ${perPlayer} µs per second (median over steps), so one dedicated core would serve about ${Math.floor(1e6 / perPlayer).toLocaleString('en')} players if nothing else ran on it.`);
 
 console.log('\n## S6 — relay datagrams forwarded per CPU-second vs a plain `ws` echo server (same clients, same run)\n');
 const s6run = spawnSync(process.execPath, [join(ARCADE, 'scripts', 'bench-relay.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

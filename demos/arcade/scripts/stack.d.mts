@@ -23,4 +23,4 @@ export function startGameServer(o?: {
   snapshotHz?: number;
   statsMs?: number;
   onLine?: (line: Record<string, unknown>) => void;
-}): Promise<{ ports: number[]; stop(): Promise<void> }>;
+}): Promise<{ pid: number; ports: number[]; stop(): Promise<void> }>;

@@ -47,6 +47,7 @@ export async function startGameServer({ shards = 1, snapshotHz = 30, statsMs = 5
   const exited = new Promise((r) => proc.once('exit', r));
   return {
     proc,
+    pid: proc.pid,
     ports,
     async stop() {
       proc.stdin.end(); // stdin EOF: the server closes its sessions and exits

@@ -234,8 +234,10 @@ impl Shard {
 
     fn tick(&mut self) {
         self.tick = self.tick.wrapping_add(1);
-        let snapshot = self.tick.is_multiple_of(self.snapshot_every);
         for (room_id, room) in self.rooms.iter_mut() {
+            // Rooms take turns by id: each tick sends a share of the
+            // snapshots instead of all of them every `snapshot_every` ticks.
+            let snapshot = self.tick.wrapping_add(*room_id as u32).is_multiple_of(self.snapshot_every);
             let events = room.tick();
             let members = self.members.get(room_id).map(Vec::as_slice).unwrap_or(&[]);
             for m in events {
