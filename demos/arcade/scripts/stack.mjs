@@ -117,10 +117,14 @@ export async function startArcade({ port = 0, shards = 1, impairment, logLevel =
   });
   let webPort;
   try {
-    webPort = await listen(web, port, host);
+    webPort = await listen(web, port, host).catch((e) => {
+      if (e.code !== 'EADDRINUSE' || port === 0) throw e;
+      return listen(web, 0, host); // the preferred port is taken: any free one
+    });
   } catch (e) {
-    if (e.code !== 'EADDRINUSE' || port === 0) throw e;
-    webPort = await listen(web, 0, host); // the preferred port is taken: any free one
+    await relay.stop();
+    await game.stop();
+    throw e;
   }
   return {
     url: `http://${host}:${webPort}/`,
