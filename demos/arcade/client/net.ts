@@ -47,6 +47,10 @@ export async function join(o: JoinOptions, onMessage: (m: Message) => void): Pro
   const conn = new Connection(choice.transport, {
     channels: CHANNELS.map((c) => ({ ...c })),
     handshake: encode({ type: 'join', room: o.room, name: o.name }),
+    // The server delays ACKs up to 20 ms so they ride on snapshots; the same
+    // bound here lets RTT samples subtract the whole reported delay (and our
+    // ACKs ride on the next 60 Hz input).
+    maxAckDelayMs: 20,
   });
   let bad = 0;
   conn.on('message', ({ data }) => {

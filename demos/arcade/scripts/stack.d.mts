@@ -22,5 +22,7 @@ export function startGameServer(o?: {
   shards?: number;
   snapshotHz?: number;
   statsMs?: number;
+  /** More arcade-server flags. */
+  extraArgs?: string[];
   onLine?: (line: Record<string, unknown>) => void;
 }): Promise<{ pid: number; ports: number[]; stop(): Promise<void> }>;

@@ -21,9 +21,9 @@ const FILES = {
 };
 
 /** Starts the game server; resolves with its shard ports once it listens. */
-export async function startGameServer({ shards = 1, snapshotHz = 30, statsMs = 5000, onLine } = {}) {
+export async function startGameServer({ shards = 1, snapshotHz = 30, statsMs = 5000, extraArgs = [], onLine } = {}) {
   if (!existsSync(SERVER_BIN)) throw new Error(`${SERVER_BIN} is missing: run node demos/arcade/scripts/build.mjs`);
-  const proc = spawn(SERVER_BIN, ['--port', '0', '--shards', String(shards), '--snapshot-hz', String(snapshotHz), '--stats-ms', String(statsMs)], {
+  const proc = spawn(SERVER_BIN, ['--port', '0', '--shards', String(shards), '--snapshot-hz', String(snapshotHz), '--stats-ms', String(statsMs), ...extraArgs], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: proc.stdout });

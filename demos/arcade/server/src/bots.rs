@@ -16,6 +16,8 @@ use crate::net::CH_INPUT;
 pub fn client_config() -> Config {
     Config {
         channels: vec![ChannelConfig::unreliable_sequenced(), ChannelConfig::unreliable_sequenced(), ChannelConfig::reliable_ordered()],
+        // As the browser: acknowledgements ride on the next input.
+        max_ack_delay_us: 20_000,
         ..Config::default()
     }
 }

@@ -48,8 +48,7 @@ pub struct ShardOptions {
     /// datagram). Acknowledgements leave up to this much later.
     pub read_every: Duration,
     /// How long an acknowledgement may wait for a snapshot to ride on, µs
-    /// (the core's default is 5 ms: with inputs every 16.7 ms that is one
-    /// ACK datagram per input).
+    /// (the core's default, 5 ms, means one ACK datagram per 60 Hz input).
     pub max_ack_delay_us: u64,
 }
 
