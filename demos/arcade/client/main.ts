@@ -74,6 +74,16 @@ canvas.addEventListener('mousemove', (e) => {
 canvas.addEventListener('mousedown', () => (firing = true));
 addEventListener('mouseup', () => (firing = false));
 
+// Rooms are numbers; the picker offers the first eight (any 0..255 works in the URL).
+const roomPick = $('room-pick') as HTMLSelectElement;
+for (const r of new Set([...Array(8).keys(), room])) roomPick.append(new Option(`${r + 1}`, `${r}`, false, r === room));
+roomPick.onchange = () => {
+  const q = new URLSearchParams(location.search);
+  q.set('room', roomPick.value);
+  q.set('name', name);
+  location.search = q.toString();
+};
+
 const chatInput = $('chat-input') as HTMLInputElement;
 chatInput.addEventListener('keydown', (e) => {
   if (e.key !== 'Enter' || !chatInput.value.trim() || !link) return;
