@@ -174,6 +174,7 @@ impl Shard {
         for m in to_new {
             let _ = self.udp.send(conn, CH_EVENTS, m.encode());
         }
+        let name = room.player(id).map(|p| p.name.clone()).unwrap_or(name);
         let joined = Message::PlayerJoined { id, name, kills: 0, deaths: 0 }.encode();
         let members = self.members.entry(room_id).or_default();
         for &(other, _) in members.iter() {

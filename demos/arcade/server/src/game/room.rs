@@ -78,9 +78,11 @@ impl Room {
     pub fn join(&mut self, name: &str) -> Option<u8> {
         let slot = self.players.iter().position(|p| p.is_none())?;
         let (x, y) = self.take_spawn();
+        // Control characters would garble every scoreboard; a blank name gets one.
+        let clean: String = name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_string();
         self.players[slot] = Some(Player {
             id: slot as u8,
-            name: name.to_string(),
+            name: if clean.is_empty() { format!("player {}", slot + 1) } else { clean },
             x,
             y,
             aim: 0.0,
@@ -317,6 +319,15 @@ mod tests {
             assert!(room.join(&format!("p{i}")).is_some());
         }
         assert_eq!(room.join("late"), None);
+    }
+
+    #[test]
+    fn blank_names_get_one_and_control_characters_are_dropped() {
+        let mut room = Room::new(0);
+        let a = room.join(" \n ").unwrap();
+        let b = room.join("z\u{7}oë").unwrap();
+        assert_eq!(room.player(a).unwrap().name, "player 1");
+        assert_eq!(room.player(b).unwrap().name, "zoë");
     }
 
     #[test]
