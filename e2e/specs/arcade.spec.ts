@@ -123,7 +123,7 @@ test('under the relay’s 5 % loss, a WebTransport and a WebSocket player still 
   }
 });
 
-test('the network panel sets the relay’s link profile live and the RTT graph shows it', async ({ browser }) => {
+test('the network panel sets the relay’s link profile live, the RTT graph shows it, and force WebSocket reconnects over WebSocket', async ({ browser }) => {
   const arcade = await startArcade();
   try {
     const page = await joinAs(browser, arcade, 'carol', 1);
@@ -133,6 +133,11 @@ test('the network panel sets the relay’s link profile live and the RTT graph s
     await expect.poll(async () => (await view(page)).graphs.rtt[0] ?? 0, { timeout: 15_000 }).toBeGreaterThan(15);
     await page.selectOption('#profile', '');
     await expect.poll(() => (arcade.relay.impairmentReport() as { impairment: unknown }).impairment ?? null, { timeout: 5_000 }).toBeNull();
+    // "force WebSocket" reconnects over WebSocket; the panel says so.
+    expect((await view(page)).transport).toBe('webtransport');
+    await page.check('#force-ws');
+    await expect.poll(async () => ((v) => v.connected && v.transport)(await view(page)), { timeout: 15_000 }).toBe('websocket');
+    await expect(page.locator('#transport')).toHaveAttribute('data-kind', 'websocket');
   } finally {
     await arcade.stop();
   }
