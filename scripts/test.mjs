@@ -55,16 +55,7 @@ async function main() {
   await step('build sdk', () => exec(process.execPath, [join(ROOT, 'sdk', 'scripts', 'build.mjs')]));
 
   await step('cargo test', () =>
-    exec('cargo', ['test', '--workspace', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')], {
-      onLine: (line) => {
-        const m = line.match(/^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/);
-        if (m) {
-          totals.passed += +m[1];
-          totals.failed += +m[2];
-          totals.skipped += +m[3];
-        }
-      },
-    }),
+    exec('cargo', ['test', '--workspace', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')], { onLine: countCargoTests }),
   );
 
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
@@ -82,6 +73,12 @@ async function main() {
   await step('build native echo server', () =>
     exec('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 'echo_server', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]),
   );
+  await step('arcade: codec and game tests (cargo test)', () =>
+    exec('cargo', ['test', '--manifest-path', join(ROOT, 'demos', 'arcade', 'server', 'Cargo.toml')], { onLine: countCargoTests }),
+  );
+  await step('arcade: codec and client tests (vitest)', () => vitestIn(join('demos', 'arcade')));
+  // The browser tests play the arcade: its game server and page bundle.
+  await step('build arcade (game server, page bundle)', () => exec(process.execPath, [join(ROOT, 'demos', 'arcade', 'scripts', 'build.mjs')]));
   await step('impaired-link emulator tests (TUN + network namespaces)', () =>
     exec(process.execPath, [join(ROOT, 'netem', 'run-tests.mjs')], {
       onLine: (line) => {
@@ -95,6 +92,16 @@ async function main() {
     }),
   );
   await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
+}
+
+/** Adds a `cargo test` summary line's counts to the totals. */
+function countCargoTests(line) {
+  const m = line.match(/^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/);
+  if (m) {
+    totals.passed += +m[1];
+    totals.failed += +m[2];
+    totals.skipped += +m[3];
+  }
 }
 
 /** The relay's WebTransport addon (Rust) and its TypeScript bundle. */

@@ -1,0 +1,50 @@
+// Quantisation: real values on a fixed grid so they pack into few bits.
+// Reusable by any game; identical to server/src/codec/quantize.rs.
+
+const TAU = 2 * Math.PI;
+
+/**
+ * Values in [min, min + step * (2^bits - 1)] on a grid of `step`. With a
+ * power-of-two step every grid value is exact, so server and client agree
+ * bit for bit.
+ */
+export class Quantizer {
+  constructor(
+    readonly min: number,
+    readonly step: number,
+    readonly bits: number,
+  ) {}
+
+  get maxCode(): number {
+    return 2 ** this.bits - 1;
+  }
+
+  /** Nearest grid code, clamped to the range (NaN maps to 0). */
+  encode(v: number): number {
+    const q = Math.round((v - this.min) / this.step);
+    if (Number.isNaN(q) || q <= 0) return 0;
+    return q >= this.maxCode ? this.maxCode : q;
+  }
+
+  decode(code: number): number {
+    return this.min + code * this.step;
+  }
+
+  /** `v` moved onto the grid (what a receiver will see). */
+  snap(v: number): number {
+    return this.decode(this.encode(v));
+  }
+}
+
+/** An angle in radians as `bits` bits, wrapping. */
+export function encodeAngle(radians: number, bits: number): number {
+  const steps = 2 ** bits;
+  const r = radians % TAU;
+  const turns = (r < 0 ? r + TAU : r) / TAU;
+  const q = Math.round(turns * steps);
+  return Number.isNaN(q) ? 0 : q % steps;
+}
+
+export function decodeAngle(code: number, bits: number): number {
+  return code * (TAU / 2 ** bits);
+}

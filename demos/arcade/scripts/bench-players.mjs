@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// `npm run bench:players`: S5 and S6 from /work/shared/scenarios.md, in one run.
+//
+// S5: the arcade server (2 shards = 2 threads) with N headless bots (Rust,
+// UDP, one socket each, 60 inputs/s with redundancy; rooms of 20) at rising
+// N. Reports tick time p50/p99 (µs, worst 1-second window of the steady
+// state), ticks per second per shard, snapshots each bot received per
+// second, and memory per player. A step is "held at 60 Hz" when every bot
+// is connected, each shard ticks ≥ 59 times a second, every bot gets ≥ 95 %
+// of its snapshots and tick p99 stays within the 16.7 ms budget.
+// Bots and server share this machine's cores: the figures include that.
+//
+// S6: relay datagrams forwarded per relay CPU-second against a plain `ws`
+// echo server's messages per CPU-second, same clients, same run
+// (bench-relay.mjs).
+//
+// ARCADE_BENCH_PLAYERS=250,1000,2000 picks the steps; ARCADE_BENCH_SECONDS the steady time per step;
+// ARCADE_BENCH_SERVER_ARGS adds server flags (e.g. '--ack-delay-ms 20').
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { build } from '../../../scripts/build.mjs';
+import { ARCADE, buildServer } from './build.mjs';
+import { startGameServer } from './stack.mjs';
+
+const ROOT = join(ARCADE, '..', '..');
+const STEPS = (process.env.ARCADE_BENCH_PLAYERS ?? '250,500,1000,2000,3000').split(',').map(Number);
+const STEADY_S = Number(process.env.ARCADE_BENCH_SECONDS ?? 8);
+const SHARDS = 2;
+const SNAPSHOT_HZ = 30;
+const PER_ROOM = 20;
+const BOTS_BIN = join(ARCADE, 'server', 'target', 'release', 'arcade-bots');
+
+function runBots(ports, bots, seconds) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(BOTS_BIN, ['--ports', ports.join(','), '--bots', String(bots), '--per-room', String(PER_ROOM), '--seconds', String(seconds), '--ramp-per-tick', '20'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`arcade-bots exited ${code}`))));
+  });
+}
+
+/** CPU seconds a process has used (Linux /proc; clock ticks of 10 ms). */
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+async function step(players) {
+  const lines = [];
+  let server;
+  // Server CPU over the steady state: from the 2nd full second with every bot seated to the last.
+  const cpu = [];
+  server = await startGameServer({
+    extraArgs: (process.env.ARCADE_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean),
+    shards: SHARDS,
+    snapshotHz: SNAPSHOT_HZ,
+    statsMs: 1000,
+    onLine: (m) => {
+      if (m.event !== 'stats') return;
+      lines.push(m);
+      if (m.players === players && server) cpu.push({ at: performance.now(), s: cpuSeconds(server.pid) });
+    },
+  });
+  await new Promise((r) => setTimeout(r, 1100));
+  const rss0 = lines.at(-1)?.rssKiB ?? 0;
+  const rampS = players / (20 * 60) + 1;
+  const bots = await runBots(server.ports, players, rampS + STEADY_S);
+  await server.stop();
+  // Steady state: every bot seated, the first full second after the ramp dropped.
+  const steady = lines.filter((l) => l.players === players).slice(1);
+  if (steady.length === 0) return { players, bots, held: false, note: 'never had every bot seated' };
+  const ticksPerShard = median(steady.map((l) => l.ticks)) / SHARDS;
+  const [c0, c1] = [cpu[1] ?? cpu[0], cpu.at(-1)];
+  const serverCores = c0 && c1 && c1.at > c0.at ? (c1.s - c0.s) / ((c1.at - c0.at) / 1000) : NaN;
+  const r = {
+    players,
+    connected: bots.connected,
+    tickP50Us: median(steady.map((l) => l.tickP50Us)),
+    tickP99Us: Math.max(...steady.map((l) => l.tickP99Us)),
+    tickP99MedianUs: median(steady.map((l) => l.tickP99Us)),
+    tickMaxUs: Math.max(...steady.map((l) => l.tickMaxUs)),
+    ticksPerSecondPerShard: ticksPerShard,
+    snapshotsPerBotPerSecond: bots.snapshotsPerBotPerSecond,
+    inputsPerBotPerSecond: bots.inputsPerBotPerSecond,
+    rssKiB: median(steady.map((l) => l.rssKiB)),
+    memoryPerPlayerKiB: +((median(steady.map((l) => l.rssKiB)) - rss0) / players).toFixed(1),
+    killsSeen: bots.killsSeen,
+    // Cores the server process kept busy, and what one player costs it.
+    serverCores: +serverCores.toFixed(2),
+    serverCpuUsPerPlayerSecond: Math.round((serverCores * 1e6) / players),
+  };
+  r.held = r.connected === players && bots.closed === 0 && ticksPerShard >= 59 && r.snapshotsPerBotPerSecond >= 0.95 * SNAPSHOT_HZ && r.tickP99Us <= 16_667;
+  return r;
+}
+
+console.log('Building (each step skips itself when up to date)…');
+build(); // setup, wasm, SDK: the relay imports the SDK
+for (const script of [join(ROOT, 'relay', 'native', 'build.mjs'), join(ROOT, 'relay', 'scripts', 'build.mjs')]) {
+  if (spawnSync(process.execPath, [script], { stdio: 'inherit' }).status !== 0) throw new Error(`${script} failed`);
+}
+buildServer(); // the arcade server and bots
+console.log(`\n## S5 — players per server: arcade server, ${SHARDS} shards (threads), 60 Hz tick, ${SNAPSHOT_HZ} Hz snapshots, rooms of ${PER_ROOM}, bots on the same machine (${cpus().length} cores)\n`);
+console.log('| players | connected | tick p50 | tick p99 (worst s / median s) | tick max | ticks/s per shard | snapshots per bot /s | inputs per bot /s | server CPU | server CPU per player | RSS | memory per player | held at 60 Hz | goal: tick p99 ≤ 5 ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+const s5 = [];
+for (const n of STEPS) {
+  const r = await step(n);
+  s5.push(r);
+  if (r.note) {
+    console.log(`| ${n} | ${r.bots.connected} | – | – | – | – | – | – | – | – | – | – | no (${r.note}) | – |`);
+    continue;
+  }
+  const ms = (us) => `${(us / 1000).toFixed(2)} ms`;
+  console.log(
+    `| ${n} | ${r.connected} | ${ms(r.tickP50Us)} | ${ms(r.tickP99Us)} / ${ms(r.tickP99MedianUs)} | ${ms(r.tickMaxUs)} | ${r.ticksPerSecondPerShard} | ${r.snapshotsPerBotPerSecond} | ${r.inputsPerBotPerSecond} | ${r.serverCores} cores | ${r.serverCpuUsPerPlayerSecond} µs/s | ${(r.rssKiB / 1024).toFixed(1)} MiB | ${r.memoryPerPlayerKiB} KiB | ${r.held ? 'yes' : 'no'} | ${r.tickP99Us <= 5000 ? 'met' : 'not met'} |`,
+  );
+}
+const held = s5.filter((r) => r.held).map((r) => r.players);
+console.log(`\nPlayers held at 60 Hz: ${held.length ? Math.max(...held) : 0} (S5 reference: the $5 server held 250 on one core; goal ≥ 2,000 with tick p99 ≤ 5 ms on two cores)`);
+// Only steps where the bots produced the full load (≥ 55 inputs/s each) say what a player costs.
+const perPlayer = median(s5.filter((r) => r.serverCpuUsPerPlayerSecond > 0 && r.inputsPerBotPerSecond >= 55).map((r) => r.serverCpuUsPerPlayerSecond));
+if (perPlayer) console.log(`Server CPU per player: ${perPlayer} µs per second (median over the fully loaded steps), so one dedicated core would serve about ${Math.floor(1e6 / perPlayer).toLocaleString('en')} players if nothing else ran on it.`);
+
+console.log('\n## S6 — relay datagrams forwarded per CPU-second vs a plain `ws` echo server (same clients, same run)\n');
+const s6run = spawnSync(process.execPath, [join(ARCADE, 'scripts', 'bench-relay.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+if (s6run.status !== 0) throw new Error('bench-relay.mjs failed');
+const s6 = JSON.parse(s6run.stdout.trim().split('\n').pop());
+console.log('| server | messages | wall time | CPU time | per CPU-second | goal |');
+console.log('|---|---|---|---|---|---|');
+console.log(`| relay (WebSocket ↔ UDP echo backend, both directions counted) | ${s6.relay.datagrams.toLocaleString('en')} datagrams | ${s6.relay.seconds} s | ${s6.relay.cpuSeconds} s | ${s6.relay.perCpuSecond.toLocaleString('en')} | ≥ 500,000: ${s6.relay.perCpuSecond >= 500_000 ? 'met' : 'not met'} |`);
+console.log(`| plain \`ws\` echo server (each message in and out) | ${s6.wsEcho.messages.toLocaleString('en')} messages | ${s6.wsEcho.seconds} s | ${s6.wsEcho.cpuSeconds} s | ${s6.wsEcho.perCpuSecond.toLocaleString('en')} | baseline (~133 k/core published) |`);
+console.log(`\nrelay / ws echo: ${(s6.relay.perCpuSecond / s6.wsEcho.perCpuSecond).toFixed(2)}×`);
+
+mkdirSync(join(ROOT, 'results'), { recursive: true });
+writeFileSync(join(ROOT, 'results', 'bench-players.json'), JSON.stringify({ date: new Date().toISOString(), cores: cpus().length, s5, s6 }, null, 2));
+console.log('\nwritten: results/bench-players.json');

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// S6: the relay's forwarding cost against a plain `ws` echo server, same
+// clients and load, in one run. Both servers run as child processes; their
+// CPU time comes from /proc/<pid>/stat. The relay forwards WebSocket → UDP
+// to an echo backend and back, so every echoed message is two forwarded
+// datagrams; the `ws` server receives and sends each message once. Prints
+// one JSON line. Loopback only.
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { WebSocket } from 'ws';
+import { ARCADE } from './build.mjs';
+
+const ROOT = join(ARCADE, '..', '..');
+const SECRET = 'bench-secret-0123456789';
+const CLIENTS = 8;
+const MESSAGES = Number(process.env.ARCADE_BENCH_RELAY_MESSAGES ?? 200_000);
+/** Messages each client keeps in flight (a window, so neither side buffers without bound). */
+const WINDOW = 64;
+const CLK_TCK = 100;
+
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime
+}
+
+function firstJsonLine(proc, pred) {
+  return new Promise((resolve, reject) => {
+    createInterface({ input: proc.stdout }).on('line', (l) => {
+      try {
+        const m = JSON.parse(l);
+        if (pred(m)) resolve(m);
+      } catch {
+        // a log line
+      }
+    });
+    proc.once('exit', (c) => reject(new Error(`child exited ${c}`)));
+  });
+}
+
+/** DATA-typed packets with the session's connection ID: all the relay inspects. */
+function packet(connId) {
+  const b = Buffer.alloc(100);
+  b[0] = 4;
+  b.writeUInt32LE(connId, 1);
+  return b;
+}
+
+/** Sends `total` messages over `sockets` with a window each; resolves with elapsed seconds once all echoes are back. */
+async function drive(sockets, total, pid) {
+  const per = Math.floor(total / sockets.length);
+  const cpu0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  await Promise.all(
+    sockets.map(
+      ({ ws, data }) =>
+        new Promise((resolve) => {
+          let sent = 0;
+          let got = 0;
+          const pump = () => {
+            while (sent < per && sent - got < WINDOW) (ws.send(data), sent++);
+          };
+          ws.on('message', () => {
+            got++;
+            if (got === per) resolve();
+            else pump();
+          });
+          pump();
+        }),
+    ),
+  );
+  return { seconds: (performance.now() - t0) / 1000, cpuSeconds: cpuSeconds(pid) - cpu0, messages: per * sockets.length };
+}
+
+const open = (url) =>
+  new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.binaryType = 'nodebuffer';
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+
+// --- relay → UDP echo backend
+const echo = createSocket({ type: 'udp4', recvBufferSize: 8 << 20 });
+await new Promise((r) => echo.bind(0, '127.0.0.1', r));
+echo.on('message', (m, rinfo) => echo.send(m, rinfo.port, rinfo.address));
+const backend = `127.0.0.1:${echo.address().port}`;
+const relay = spawn(
+  process.execPath,
+  [join(ROOT, 'relay', 'dist', 'cli.js'), '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', '--wt-port=-1', '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' } },
+);
+const info = await firstJsonLine(relay, (m) => m.event === 'listening');
+const { mintToken } = await import(join(ROOT, 'relay', 'dist', 'index.js'));
+const relaySockets = [];
+for (let i = 0; i < CLIENTS; i++) {
+  const ws = await open(`${info.webSocketUrl}?token=${mintToken(SECRET, { sub: `b${i}`, backend, ttlSeconds: 600 })}`);
+  relaySockets.push({ ws, data: packet(1000 + i) });
+}
+await drive(relaySockets, 2000, relay.pid); // warm-up
+const r = await drive(relaySockets, MESSAGES, relay.pid);
+for (const { ws } of relaySockets) ws.close();
+relay.kill('SIGTERM');
+echo.close();
+
+// --- plain ws echo server, same clients and load
+const wsEcho = spawn(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `import { WebSocketServer } from 'ws';
+     const s = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+     s.on('listening', () => console.log(JSON.stringify({ event: 'listening', port: s.address().port })));
+     s.on('connection', (ws) => ws.on('message', (d, binary) => ws.send(d, { binary })));`,
+  ],
+  { cwd: ARCADE, stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const echoInfo = await firstJsonLine(wsEcho, (m) => m.event === 'listening');
+const echoSockets = [];
+for (let i = 0; i < CLIENTS; i++) echoSockets.push({ ws: await open(`ws://127.0.0.1:${echoInfo.port}/`), data: packet(1000 + i) });
+await drive(echoSockets, 2000, wsEcho.pid);
+const e = await drive(echoSockets, MESSAGES, wsEcho.pid);
+for (const { ws } of echoSockets) ws.close();
+wsEcho.kill('SIGTERM');
+
+const round = (x) => +x.toFixed(2);
+console.log(
+  JSON.stringify({
+    clients: CLIENTS,
+    relay: { datagrams: r.messages * 2, seconds: round(r.seconds), cpuSeconds: round(r.cpuSeconds), perCpuSecond: Math.round((r.messages * 2) / r.cpuSeconds) },
+    wsEcho: { messages: e.messages, seconds: round(e.seconds), cpuSeconds: round(e.cpuSeconds), perCpuSecond: Math.round(e.messages / e.cpuSeconds) },
+  }),
+);
+process.exit(0);

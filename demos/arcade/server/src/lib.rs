@@ -1,0 +1,9 @@
+//! The arcade: an authoritative multiplayer arena on Ricochet's native
+//! driver. `codec` is the compact message encoding (its `bits` and
+//! `quantize` modules are game-agnostic); `game` is the simulation, free of
+//! I/O so it is tested on its own; `net` runs rooms on a `UdpServer`.
+
+pub mod codec;
+pub mod game;
+pub mod bots;
+pub mod net;
