@@ -21,10 +21,11 @@ interface View {
   connected: boolean;
   transport: string | null;
   me: number;
+  snapshots: number;
   players: ViewPlayer[];
   roster: { id: number; name: string; kills: number; deaths: number }[];
   graphs: { rtt: number[] };
-  stats: { lossIn: number; lossOut: number } | null;
+  stats: { lossIn: number; lossOut: number; fecRecovered: number; fecRepairPacketsOut: number } | null;
 }
 
 const view = (page: Page): Promise<View> => page.evaluate(() => (window as unknown as { arcade: { view(): View } }).arcade.view());
@@ -123,21 +124,30 @@ test('under the relay’s 5 % loss, a WebTransport and a WebSocket player still 
   }
 });
 
-test('the network panel sets the relay’s link profile live, the RTT graph shows it, and force WebSocket reconnects over WebSocket', async ({ browser }) => {
+test('the network panel sets the relay’s link profile live, the RTT and FEC graphs show it, and force WebSocket moves the session over', async ({ browser }) => {
   const arcade = await startArcade();
   try {
     const page = await joinAs(browser, arcade, 'carol', 1);
+    await page.selectOption('#fec', 'low-latency');
     await page.selectOption('#profile', 's1_5pct');
     await expect.poll(() => (arcade.relay.impairmentReport() as { impairment: unknown }).impairment, { timeout: 5_000 }).toBe('s1_5pct');
     // s1_5pct is 10 ms each way: the measured RTT climbs to about 20 ms.
     await expect.poll(async () => (await view(page)).graphs.rtt[0] ?? 0, { timeout: 15_000 }).toBeGreaterThan(15);
+    // The server repairs its snapshots once this browser reports loss, and
+    // this browser (low-latency FEC) repairs its inputs once the server does.
+    await expect.poll(async () => (await view(page)).stats?.fecRecovered ?? 0, { timeout: 15_000 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await view(page)).stats?.fecRepairPacketsOut ?? 0, { timeout: 15_000 }).toBeGreaterThan(0);
     await page.selectOption('#profile', '');
     await expect.poll(() => (arcade.relay.impairmentReport() as { impairment: unknown }).impairment ?? null, { timeout: 5_000 }).toBeNull();
-    // "force WebSocket" reconnects over WebSocket; the panel says so.
-    expect((await view(page)).transport).toBe('webtransport');
+    // "force WebSocket" moves the live session: same player, no rejoin.
+    const before = await view(page);
+    expect(before.transport).toBe('webtransport');
     await page.check('#force-ws');
     await expect.poll(async () => ((v) => v.connected && v.transport)(await view(page)), { timeout: 15_000 }).toBe('websocket');
     await expect(page.locator('#transport')).toHaveAttribute('data-kind', 'websocket');
+    expect((await view(page)).me).toBe(before.me);
+    const snapshots = (await view(page)).snapshots;
+    await expect.poll(async () => (await view(page)).snapshots, { timeout: 5_000 }).toBeGreaterThan(snapshots + 10);
   } finally {
     await arcade.stop();
   }

@@ -28,8 +28,16 @@ let mouse = { x: 0, y: 0 };
 const panel = new NetworkPanel($('net-panel'), {
   setForceWebSocket: (on) => {
     forceWebSocket = on;
-    void connect();
+    const l = link;
+    // A live session moves to the other transport; otherwise join afresh.
+    if (l && l.conn.state === 'open')
+      void l.switchTo(on ? 'websocket' : undefined).then(
+        () => panel.setTransport(l.kind),
+        (e: Error) => ($('status').textContent = `could not switch: ${e.message}`),
+      );
+    else void connect();
   },
+  setFec: (preset) => link?.conn.setFec(preset),
   relayHttp: () => link?.relayHttp ?? null,
 });
 
@@ -165,7 +173,7 @@ function renderSidebar(): void {
       roster: [...game.roster.values()],
       snapshots: game.snapshots,
       stats: link?.stats() ?? null,
-      graphs: { rtt: panel.rtt.latest(), bandwidth: panel.bandwidth.latest() },
+      graphs: { rtt: panel.rtt.latest(), bandwidth: panel.bandwidth.latest(), fec: panel.fec.latest() },
     };
   },
 };

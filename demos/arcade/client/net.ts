@@ -1,7 +1,7 @@
 // The game's connection: a token from the page server, then the relay over
 // WebTransport (WebSocket as fallback, or forced), three channels, and the
 // join request as the handshake payload.
-import { Connection, openTransport, type ConnectionStats, type TransportKind, type WebSocketConstructor } from '@ricochet/sdk/slim';
+import { Connection, openTransport, type ConnectionStats, type OpenTransportOptions, type TransportKind, type WebSocketConstructor } from '@ricochet/sdk/slim';
 import { decode, encode, DecodeError, type Message } from '../protocol/index.js';
 
 /** Channel order is the protocol: the server sends by index (server/src/net.rs). */
@@ -23,8 +23,14 @@ export interface JoinOptions {
 
 export interface GameLink {
   conn: Connection;
-  kind: TransportKind;
+  /** The transport in use now (it changes on a switch or a resume). */
+  readonly kind: TransportKind;
   fallbackReason?: string;
+  /**
+   * Move the live session to another transport (forced WebSocket, or back to
+   * WebTransport first): same player, nothing lost, no rejoin.
+   */
+  switchTo(force?: TransportKind): Promise<void>;
   relayHttp: string;
   /** Messages that failed to decode (counted, dropped). */
   badMessages(): number;
@@ -37,14 +43,24 @@ export async function join(o: JoinOptions, onMessage: (m: Message) => void): Pro
   const { token, relayHttp } = (await res.json()) as { token: string; relayHttp: string };
   const info = (await (await fetch(`${relayHttp}/cert-hash`)).json()) as { certHashes: string[]; webTransportUrl: string | null; webSocketUrl: string };
   const q = `?token=${encodeURIComponent(token)}`;
-  const choice = await openTransport({
+  const transportOptions = (force?: TransportKind): OpenTransportOptions => ({
     ...(info.webTransportUrl ? { webTransportUrl: info.webTransportUrl + q } : {}),
     serverCertificateHashes: info.certHashes,
     webSocketUrl: info.webSocketUrl + q,
-    ...(o.force ? { force: o.force } : {}),
+    ...(force ? { force } : {}),
     ...(o.WebSocket ? { WebSocket: o.WebSocket } : {}),
   });
+  const choice = await openTransport(transportOptions(o.force));
+  let kind = choice.kind;
+  let force = o.force;
   const conn = new Connection(choice.transport, {
+    // A dropped transport is replaced with the same token; the relay keeps
+    // the session for us meanwhile, so the game server never notices.
+    reconnect: async () => {
+      const c = await openTransport(transportOptions(force));
+      kind = c.kind;
+      return c.transport;
+    },
     channels: CHANNELS.map((c) => ({ ...c })),
     handshake: encode({ type: 'join', room: o.room, name: o.name }),
     // The server delays ACKs up to 20 ms so they ride on snapshots; the same
@@ -64,7 +80,15 @@ export async function join(o: JoinOptions, onMessage: (m: Message) => void): Pro
   await conn.ready;
   return {
     conn,
-    kind: choice.kind,
+    get kind() {
+      return kind;
+    },
+    async switchTo(to) {
+      force = to;
+      const c = await openTransport(transportOptions(to));
+      conn.switchTransport(c.transport);
+      kind = c.kind;
+    },
     ...(choice.fallbackReason !== undefined ? { fallbackReason: choice.fallbackReason } : {}),
     relayHttp,
     badMessages: () => bad,

@@ -1,12 +1,15 @@
 // The network made visible: pick a simulator profile or set latency, jitter,
 // loss and bursts live (the relay's test-control endpoint), force WebSocket,
-// and watch RTT, loss, retransmissions and bandwidth from conn.stats().
-import { NETWORK_PROFILES, type ConnectionStats } from '@ricochet/sdk/slim';
+// pick this browser's FEC preset, and watch RTT, loss, FEC recoveries,
+// retransmissions and bandwidth from conn.stats().
+import { NETWORK_PROFILES, type ConnectionStats, type FecPreset } from '@ricochet/sdk/slim';
 import { Graph } from './graph.js';
 
 export interface PanelHooks {
-  /** Reconnect, forcing WebSocket or not. */
+  /** Move to WebSocket (forced) or back to WebTransport first. */
   setForceWebSocket(on: boolean): void;
+  /** This browser's forward error correction (repair for what it sends). */
+  setFec(preset: FecPreset): void;
   relayHttp(): string | null;
 }
 
@@ -35,6 +38,7 @@ export class NetworkPanel {
   readonly rtt: Graph;
   readonly loss: Graph;
   readonly retrans: Graph;
+  readonly fec: Graph;
   readonly bandwidth: Graph;
   private readonly transportLabel = el('span', { id: 'transport' });
   private readonly status = el('div', { className: 'status' });
@@ -63,6 +67,9 @@ export class NetworkPanel {
     for (const s of Object.values(sliders)) s.input.oninput = () => ((s.out.textContent = `${s.input.value} ${s.unit}`), applyCustom());
     const force = el('input', { type: 'checkbox', id: 'force-ws' });
     force.onchange = () => hooks.setForceWebSocket(force.checked);
+    const presets: FecPreset[] = ['balanced', 'low-latency', 'thrifty', 'off'];
+    const fec = el('select', { id: 'fec' }, ...presets.map((p) => el('option', { value: p }, p)));
+    fec.onchange = () => hooks.setFec(fec.value as FecPreset);
     const graphs = el('div', { className: 'graphs' });
     const canvas = () => graphs.appendChild(el('canvas', { width: 300, height: 64 }));
     this.rtt = new Graph(canvas(), 'round-trip time', 'ms', [{ label: 'rtt', color: '#3ec1ff' }]);
@@ -71,6 +78,11 @@ export class NetworkPanel {
       { label: 'in', color: '#ffd23f' },
     ]);
     this.retrans = new Graph(canvas(), 'retransmissions', '/s', [{ label: 'rtx', color: '#c77dff' }]);
+    // Packets this browser rebuilt from the server's repair, and repair it sent.
+    this.fec = new Graph(canvas(), 'FEC', '/s', [
+      { label: 'recovered', color: '#2ec4b6' },
+      { label: 'repair out', color: '#e0e0e0' },
+    ]);
     this.bandwidth = new Graph(canvas(), 'bandwidth', 'kB/s', [
       { label: 'up', color: '#7ae582' },
       { label: 'down', color: '#ff9f1c' },
@@ -79,6 +91,7 @@ export class NetworkPanel {
       el('h2', {}, 'Network'),
       el('div', { className: 'row' }, 'transport: ', this.transportLabel),
       el('label', { className: 'row' }, force, ' force WebSocket'),
+      el('label', { className: 'row' }, 'FEC (uploads) ', fec),
       el('label', { className: 'row' }, 'profile ', profile),
       ...Object.values(sliders).map((s) => s.row),
       this.status,
@@ -114,6 +127,7 @@ export class NetworkPanel {
     this.rtt.push([s.rttMs]);
     this.loss.push([s.lossOut * 100, s.lossIn * 100]);
     this.retrans.push([(s.retransmissions - prev.s.retransmissions) / dt]);
+    this.fec.push([(s.fecRecovered - prev.s.fecRecovered) / dt, (s.fecRepairPacketsOut - prev.s.fecRepairPacketsOut) / dt]);
     this.bandwidth.push([(s.bytesOut - prev.s.bytesOut) / dt / 1000, (s.bytesIn - prev.s.bytesIn) / dt / 1000]);
   }
 
