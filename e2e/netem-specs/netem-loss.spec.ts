@@ -123,8 +123,11 @@ for (const c of CASES) {
           expect(lossOut).toBeGreaterThanOrEqual(ab.lossRatio - 0.03);
           // An echoed unreliable message needs both trips.
           expect(Math.abs(unreliableRatio - (1 - lossOut) * (1 - lossIn))).toBeLessThanOrEqual(0.08);
-          // Unreliable messages reported lost: their packets were lost going out.
-          expect(Math.abs(lostReceiptRatio - lossOut)).toBeLessThanOrEqual(0.06);
+          // Unreliable messages reported lost: none of them came back, and
+          // their share follows the outbound loss (looser under bursts: a
+          // burst takes several messages at once).
+          expect(r.lost as number).toBeLessThanOrEqual((r.unreliableSent as number) - received[2]);
+          expect(Math.abs(lostReceiptRatio - lossOut)).toBeLessThanOrEqual(c.loss >= 0.1 ? 0.1 : 0.06);
         } else {
           // TCP hides the link's loss: the SDK must see none and report none.
           expect(lossOut).toBe(0);

@@ -38,6 +38,15 @@ async function loadAddon(): Promise<WtServerCtor> {
   return mod.WtServer;
 }
 
+/**
+ * True when the page closed its WebTransport on purpose: wtransport reports
+ * an application close from the peer as "connection closed by peer: …"
+ * (ConnectionError::ApplicationClosed), unlike a timeout or a reset.
+ */
+export function closedByPeerApp(reason: string): boolean {
+  return reason.startsWith('connection closed by peer');
+}
+
 /** Rotate self-signed certificates this long before they expire. */
 const ROTATE_BEFORE_MS = 24 * 3600 * 1000;
 
@@ -68,8 +77,8 @@ export class WtListener {
         const s = this.sessions.get(id);
         if (s) for (const d of datagrams) s.fromClient(d);
       },
-      onClose: (id) => {
-        this.sessions.get(id)?.clientClosed();
+      onClose: (id, reason) => {
+        this.sessions.get(id)?.clientClosed(closedByPeerApp(reason));
         this.sessions.delete(id);
       },
     });
