@@ -67,6 +67,8 @@ export class Connection extends Emitter<ConnectionEvents> {
   private outage: Outage | null = null;
   private lastHeardUs = 0;
   private cancelSilence: (() => void) | null = null;
+  /** Transports left for a new one, closed once that one is proven. */
+  private readonly retired: Transport[] = [];
   readonly channels: readonly ResolvedChannel[];
   private core: CoreClient | null;
   private readonly clock: Clock;
@@ -123,9 +125,9 @@ export class Connection extends Emitter<ConnectionEvents> {
       transport.close();
       throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', 'switchTransport needs an open connection');
     }
-    const old = this.current;
+    // The old transport closes once the new one is proven (see retire).
+    this.retire(this.current);
     this.detach('switched transport');
-    old?.close();
     // The first attempt is the given transport; if it fails, the app's reconnect (if any) takes over.
     const next = this.resume?.reconnect;
     const reconnect = async (info: { attempt: number; reason: string }) => {
@@ -220,6 +222,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.lastHeardUs = this.clock.now();
     if (this.outage !== null) {
       const r = this.outage.proven();
+      this.closeRetired();
       this.outage = null;
       this._state = 'open';
       this.emit('resumed', { ...r, transport: this.last.kind });
@@ -340,6 +343,20 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.dispose();
   }
 
+  /**
+   * Keep a transport we are leaving open until its successor is proven: a
+   * relay ends a session whose client closes on purpose, so closing first
+   * would end the very session the new transport resumes. The relay closes
+   * it itself when the new one takes over.
+   */
+  private retire(t: Transport | null): void {
+    if (t !== null) this.retired.push(t);
+  }
+
+  private closeRetired(): void {
+    for (const t of this.retired.splice(0)) t.close();
+  }
+
   /** The session loses its transport; it waits (sends queue in the core) for a new one. */
   private detach(reason: string): void {
     this.current = null;
@@ -377,9 +394,8 @@ export class Connection extends Emitter<ConnectionEvents> {
       if (this.core === null) return;
       const now = this.clock.now();
       if (this._state === 'open' && this.current !== null && now - this.lastHeardUs >= ms * 1000) {
-        const dead = this.current;
+        this.retire(this.current);
         this.transportClosed(`nothing arrived for ${ms} ms`);
-        dead.close();
       }
       this.cancelSilence = this.clock.at(Math.max(now, this.lastHeardUs) + ms * 1000, check);
     };
@@ -402,6 +418,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     // The session is over: release the socket / WebTransport session too.
     this.current?.close();
     this.current = null;
+    this.closeRetired();
   }
 }
 

@@ -196,6 +196,12 @@ describe('session resumption', () => {
     const { events, atClient } = record(conn);
     let second: LoopbackTransport | null = null;
     expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    // The old transport must stay open until the new one is proven (a relay
+    // ends a session whose client closes on purpose).
+    let oldClosedAt = -1;
+    let resumedAt = -1;
+    w.ends[0]!.onClose(() => (oldClosedAt = w.clock.now()));
+    conn.on('resumed', () => (resumedAt = w.clock.now()));
     await exchange(w, conn, 300, 100, () => {
       second = w.open();
       conn.switchTransport(second);
@@ -205,6 +211,8 @@ describe('session resumption', () => {
     expect(atClient).toEqual([...Array(300).keys()]);
     expect(events.map((x) => x.type)).toEqual(['reconnecting', 'resumed']);
     expect(conn.transport).toBe(second);
+    expect(resumedAt).toBeGreaterThan(0);
+    expect(oldClosedAt).toBe(resumedAt);
   });
 
   it('without reconnect, a dead transport still closes the connection', async () => {
