@@ -9,6 +9,25 @@ import { ROOT } from './setup.mjs';
 
 const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
 
+// `npm run bench -- --s1 [--quick] [--cells …]`: only S1 on real sockets
+// through the emulated link (bench/s1.mjs, root). Without --s1 every
+// scenario runs, S1 included when root.
+const argv = process.argv.slice(2);
+const s1Only = argv.includes('--s1');
+const s1Args = argv.filter((a) => a !== '--s1');
+async function runS1IfPossible() {
+  if (process.getuid?.() !== 0) {
+    console.log('\nS1 on real sockets skipped: it needs root (network namespaces, TUN devices).');
+    return;
+  }
+  const { runS1 } = await import('../bench/s1.mjs');
+  await runS1(s1Args);
+}
+if (s1Only) {
+  await runS1IfPossible();
+  process.exit(0);
+}
+
 function json(cmd, args, cwd = ROOT) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed`);
@@ -48,6 +67,8 @@ console.log('|---|---|---|---|---|---|');
 console.log(
   `| ${relay.idle_sessions} | ${relay.rss_per_idle_session_kib} KiB | ${relay.heap_per_idle_session_kib} KiB | ${relay.datagrams_forwarded.toLocaleString('en')} | ${relay.relay_cpu_us_per_datagram} µs | ${relay.relay_datagrams_per_cpu_second.toLocaleString('en')} |`,
 );
+
+await runS1IfPossible();
 
 mkdirSync(join(ROOT, 'results'), { recursive: true });
 writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows, relay }, null, 2));
