@@ -38,12 +38,19 @@ export async function writeChart(path, results) {
     spec: {
       width: 260,
       height: 220,
-      mark: { type: 'line', point: false, interpolate: 'step-after' },
-      encoding: {
-        x: { field: 'ms', type: 'quantitative', title: 'one-way latency (ms)', scale: { type: 'log' } },
-        y: { field: 'slower', type: 'quantitative', title: 'share of messages slower', scale: { type: 'log' }, axis: { format: '~e' } },
-        color: { field: 'protocol', type: 'nominal', legend: { orient: 'bottom', columns: 2 } },
-      },
+      layer: [
+        {
+          mark: { type: 'line', interpolate: 'step-after' },
+          encoding: {
+            x: { field: 'ms', type: 'quantitative', title: 'one-way latency (ms)', scale: { type: 'log' } },
+            y: { field: 'slower', type: 'quantitative', title: 'share of messages slower (dashed: p99, p99.9)', scale: { type: 'log' }, axis: { format: '~e' } },
+            color: { field: 'protocol', type: 'nominal', legend: { orient: 'bottom', columns: 1, labelLimit: 0, title: null } },
+          },
+        },
+        // p99 and p99.9 are where the curves cross these lines.
+        { mark: { type: 'rule', strokeDash: [4, 4], color: '#888' }, encoding: { y: { datum: 0.01 } } },
+        { mark: { type: 'rule', strokeDash: [2, 4], color: '#888' }, encoding: { y: { datum: 0.001 } } },
+      ],
     },
     resolve: { scale: { x: 'shared' } },
   };

@@ -9,8 +9,10 @@
 // Wire bytes: iptables counters per port in both namespaces, IP packets
 // including IP and UDP/TCP headers, both directions, lost packets included.
 //
-//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--out DIR]
+//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--seed S] [--out DIR]
 //
+// Then the same cells once more for Ricochet from Chromium over WebTransport
+// through the relay (bench/s1-browser.mjs; --no-browser skips it).
 // Needs root (namespaces, TUN). Writes s1.md, s1.json and s1.svg into
 // bench/results/ (or --out).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,9 +20,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLab } from '../netem/lab.mjs';
 import { ROOT } from '../scripts/setup.mjs';
+import { runBrowserRows } from './s1-browser.mjs';
 import { writeChart } from './s1-chart.mjs';
 import { cellTable, linkLine, summarize } from './s1-stats.mjs';
-import { GO_PEERS, RICOCHET_PEER, ensureS1Tools, installCounters, readCounters, tcpCongestionControl } from './s1-tools.mjs';
+import { installCounters, readCounters, tcpCongestionControl } from './s1-counters.mjs';
+import { GO_PEERS, RICOCHET_PEER, ensureS1Tools } from './s1-tools.mjs';
 
 export const CELLS = [
   { name: 's1_clean', title: '0 % loss' },
@@ -107,10 +111,11 @@ async function runCell(cell, { count, seed }) {
 }
 
 function parseArgs(argv) {
-  const o = { quick: false, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1 };
+  const o = { quick: false, browser: true, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
+    else if (a === '--no-browser') o.browser = false;
     else if (a === '--count') o.count = Number(argv[++i]);
     else if (a === '--cells') o.cells = argv[++i].split(',');
     else if (a === '--out') o.out = argv[++i];
@@ -128,19 +133,41 @@ export async function runS1(argv = []) {
   if (process.getuid?.() !== 0) throw new Error('S1 on real sockets needs root (network namespaces, TUN devices)');
   ensureS1Tools();
   const results = [];
+  for (const name of o.cells) {
+    const cell = CELLS.find((c) => c.name === name);
+    console.error(`S1 ${cell.name}: ${o.count} messages per protocol, ≈ ${Math.round(o.count / HZ)} s…`);
+    results.push(await runCell(cell, o));
+  }
+  if (o.browser) {
+    console.error(`S1 browser row: ${o.cells.length} cells, ≈ ${Math.round((o.cells.length * o.count) / HZ)} s…`);
+    const browser = runBrowserRows(o.cells, { count: o.count, seed: o.seed, size: SIZE });
+    for (const r of results) {
+      r.browser = browser[r.cell.name];
+      r.rows.browser = r.browser.row;
+    }
+  }
   const md = [
     `## S1 — one-way delivery latency of 400-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way (ms)`,
     '',
-    `${o.count.toLocaleString('en')} messages per protocol per cell; all protocols at once through one emulated link per cell.`,
-    'Wire bytes: IP packets both ways (IP and UDP/TCP headers included, lost packets included), iptables counters per port.',
+    `${o.count.toLocaleString('en')} messages per protocol per cell. Native rows run at once through one emulated link per cell;`,
+    'the browser row runs afterwards in its own lab with the same profile and seed.',
+    'Wire bytes: IP packets both ways (IP and UDP/TCP headers included, lost packets included), iptables counters per port',
+    "(the browser row counts QUIC between Chromium and the relay). Goals (issue 5) are checked on Ricochet's rows.",
     '',
   ];
-  for (const name of o.cells) {
-    const cell = CELLS.find((c) => c.name === name);
-    console.error(`S1 ${cell.name}: ${o.count} messages, ≈ ${Math.round(o.count / HZ)} s…`);
-    const r = await runCell(cell, o);
-    results.push(r);
-    const block = [`### ${cell.title} (${cell.name})`, '', cellTable(cell, r.rows), '', linkLine(r.link), `TCP congestion control: ${r.tcpCc}; peers and emulator under chrt -f 20: ${r.realtime}.`, ''];
+  for (const r of results) {
+    const b = r.browser;
+    const block = [
+      `### ${r.cell.title} (${r.cell.name})`,
+      '',
+      cellTable(r.cell, r.rows),
+      '',
+      `native lab: ${linkLine(r.link)}`,
+      ...(b?.link ? [`browser lab: ${linkLine(b.link)}; page clock offset error ≤ ${b.clockErrorUs.toFixed(0)} µs`] : []),
+      ...(b?.row.error ? [`browser row: ${b.row.error}`] : []),
+      `TCP congestion control: ${r.tcpCc}; native peers and emulator under chrt -f 20: ${r.realtime}.`,
+      '',
+    ];
     console.log(`\n${block.join('\n')}`);
     md.push(...block);
   }
@@ -149,6 +176,7 @@ export async function runS1(argv = []) {
   const slim = results.map((r) => ({
     cell: r.cell.name,
     link: r.link,
+    browserLink: r.browser?.link,
     tcpCc: r.tcpCc,
     rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
   }));
@@ -157,7 +185,6 @@ export async function runS1(argv = []) {
   console.log(`\nwritten: ${['s1.md', 's1.json', 's1.svg'].map((f) => join(o.out, f)).join(', ')}`);
   return results;
 }
-
 
 if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {
   runS1(process.argv.slice(2)).catch((e) => {

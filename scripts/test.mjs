@@ -78,6 +78,14 @@ async function main() {
       },
     }),
   );
+  await step('benchmark statistics (node --test)', () =>
+    exec(process.execPath, ['--test', join(ROOT, 'bench', 's1-stats.test.mjs')], {
+      onLine: (line) => {
+        const m = line.match(/^# (pass|fail|skipped) (\d+)/);
+        if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'fail' ? 'failed' : 'skipped'] += +m[2];
+      },
+    }),
+  );
   await step('build native echo server', () =>
     exec('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 'echo_server', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]),
   );

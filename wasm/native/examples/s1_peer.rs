@@ -10,7 +10,7 @@
 //! Message format, shared with the KCP and TCP peers (bench/s1-peers):
 //! u32 seq, u32 size, u64 send time (ns, CLOCK_MONOTONIC, which every
 //! network namespace shares), then bytes derived from seq; little-endian.
-//! Prints JSON lines: `{"event":"listening"}` (receiver), then one
+//! Prints JSON lines: `{"event":"listening","port":N}` (receiver), then one
 //! `{"event":"result",...}`. The receiver stops after `--count` messages;
 //! the sender keeps polling (so repairs finish) until stdin ends or
 //! `--max-ms` passes. The connection uses the core's configuration preset as
@@ -121,7 +121,7 @@ fn stdin_closed() -> Arc<AtomicBool> {
 fn receive(a: &Args) -> io::Result<()> {
     let mut server = UdpServer::bind(a.addr.as_str(), ServerConfig::default())?;
     server.set_accept_policy(AcceptPolicy::AcceptAll);
-    emit(r#"{"event":"listening"}"#);
+    emit(&format!(r#"{{"event":"listening","port":{}}}"#, server.local_addr()?.port()));
     let stop = stdin_closed();
     let deadline = Instant::now() + Duration::from_millis(a.max_ms);
     let mut latencies_us = Vec::with_capacity(a.count as usize);
