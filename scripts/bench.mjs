@@ -9,22 +9,24 @@ import { ROOT } from './setup.mjs';
 
 const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
 
-// `npm run bench -- --s1 [--quick] [--cells …]`: only S1 on real sockets
-// through the emulated link (bench/s1.mjs, root). Without --s1 every
-// scenario runs, S1 included when root.
+// `npm run bench -- --s1 [--quick] [--cells …] [--no-browser]`: only S1 on
+// real sockets through the emulated link (bench/s1.mjs); `--s2 [--quick]`:
+// only S2's three-hop goodput (bench/s2.mjs). Both need root. Without
+// either flag every scenario runs, S1 and S2 included when root.
 const argv = process.argv.slice(2);
-const s1Only = argv.includes('--s1');
-const s1Args = argv.filter((a) => a !== '--s1');
-async function runS1IfPossible() {
+const only = { s1: argv.includes('--s1'), s2: argv.includes('--s2') };
+const scenarioArgs = argv.filter((a) => a !== '--s1' && a !== '--s2');
+async function runLabScenarios() {
   if (process.getuid?.() !== 0) {
-    console.log('\nS1 on real sockets skipped: it needs root (network namespaces, TUN devices).');
+    console.log('\nS1 and S2 on real sockets skipped: they need root (network namespaces, TUN devices).');
     return;
   }
-  const { runS1 } = await import('../bench/s1.mjs');
-  await runS1(s1Args);
+  const all = !only.s1 && !only.s2;
+  if (all || only.s1) await (await import('../bench/s1.mjs')).runS1(scenarioArgs);
+  if (all || only.s2) await (await import('../bench/s2.mjs')).runS2(scenarioArgs.filter((a) => a === '--quick'));
 }
-if (s1Only) {
-  await runS1IfPossible();
+if (only.s1 || only.s2) {
+  await runLabScenarios();
   process.exit(0);
 }
 
@@ -68,7 +70,7 @@ console.log(
   `| ${relay.idle_sessions} | ${relay.rss_per_idle_session_kib} KiB | ${relay.heap_per_idle_session_kib} KiB | ${relay.datagrams_forwarded.toLocaleString('en')} | ${relay.relay_cpu_us_per_datagram} µs | ${relay.relay_datagrams_per_cpu_second.toLocaleString('en')} |`,
 );
 
-await runS1IfPossible();
+await runLabScenarios();
 
 mkdirSync(join(ROOT, 'results'), { recursive: true });
 writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows, relay }, null, 2));

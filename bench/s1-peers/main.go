@@ -1,6 +1,7 @@
-// S1 peers for the side-by-side benchmark (bench/s1.mjs): KCP (kcp-go in
-// turbo mode, the version pinned in go.mod) and TCP with Nagle off, each as a
-// sender (client, namespace A) or a receiver (server, namespace B).
+// Peers for the side-by-side benchmarks: KCP (kcp-go in turbo mode, the
+// version pinned in go.mod) and TCP with Nagle off, each as a sender (client,
+// namespace A) or a receiver (server, namespace B). S1 (bench/s1.mjs) is
+// below; S2's bulk transfer (bench/s2.mjs) is in bulk.go.
 //
 //	s1-peers kcp|tcp recv --listen HOST:PORT --count N [--size 400] [--max-ms T]
 //	s1-peers kcp|tcp send --to HOST:PORT --count N [--size 400] [--hz 60] [--max-ms T]
@@ -236,8 +237,9 @@ func send(o options) error {
 }
 
 func main() {
-	if len(os.Args) < 3 || (os.Args[1] != "kcp" && os.Args[1] != "tcp") || (os.Args[2] != "send" && os.Args[2] != "recv") {
-		fmt.Fprintln(os.Stderr, "usage: s1-peers kcp|tcp send|recv [--listen|--to HOST:PORT] --count N [--size B] [--hz R] [--max-ms T]")
+	roles := map[string]bool{"send": true, "recv": true, "bulk-send": true, "bulk-recv": true}
+	if len(os.Args) < 3 || (os.Args[1] != "kcp" && os.Args[1] != "tcp") || !roles[os.Args[2]] {
+		fmt.Fprintln(os.Stderr, "usage: s1-peers kcp|tcp send|recv|bulk-send|bulk-recv [--listen|--to HOST:PORT] --count N [--size B] [--hz R] [--chunk B] [--seconds S] [--max-ms T]")
 		os.Exit(2)
 	}
 	o := options{proto: os.Args[1], role: os.Args[2]}
@@ -248,16 +250,20 @@ func main() {
 	fs.IntVar(&o.size, "size", 400, "bytes per message (at least 16)")
 	fs.Float64Var(&o.hz, "hz", 60, "messages per second")
 	fs.IntVar(&o.maxMs, "max-ms", 600000, "give up after this long")
+	chunk := fs.Int("chunk", 16384, "bulk: bytes per write")
+	seconds := fs.Float64("seconds", 60, "bulk: measured window after the first byte")
 	_ = fs.Parse(os.Args[3:])
 	if o.size < headerBytes {
 		fmt.Fprintln(os.Stderr, "--size must be at least 16")
 		os.Exit(2)
 	}
-	run := send
-	if o.role == "recv" {
-		run = receive
+	runs := map[string]func() error{
+		"send":      func() error { return send(o) },
+		"recv":      func() error { return receive(o) },
+		"bulk-send": func() error { return bulkSend(bulkOptions{o, *chunk, *seconds}) },
+		"bulk-recv": func() error { return bulkReceive(bulkOptions{o, *chunk, *seconds}) },
 	}
-	if err := run(o); err != nil {
+	if err := runs[o.role](); err != nil {
 		fmt.Fprintf(os.Stderr, "s1-peers %s %s: %v\n", o.proto, o.role, err)
 		os.Exit(1)
 	}
