@@ -1,14 +1,14 @@
 // What the S1 benchmark needs on the machine, built or installed from the
 // project's own files: the emulator, Ricochet's native peer, the KCP/TCP
-// peers (Go, kcp-go pinned in bench/s1-peers/go.mod), and iptables for
+// peers (Go, kcp-go pinned in bench/peers/go.mod), and iptables for
 // the byte counters of s1-counters.mjs.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, findOnPath, run } from '../scripts/setup.mjs';
 
 export const RICOCHET_PEER = join(ROOT, 'wasm', 'target', 'release', 'examples', 's1_peer');
-export const GO_PEERS_DIR = join(ROOT, 'bench', 's1-peers');
-export const GO_PEERS = join(GO_PEERS_DIR, 'target', 's1-peers');
+export const GO_PEERS_DIR = join(ROOT, 'bench', 'peers');
+export const GO_PEERS = join(GO_PEERS_DIR, 'target', 'peers');
 
 /** Go from PATH, or the official tarball's usual place. */
 function findGo() {

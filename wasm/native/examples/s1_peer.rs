@@ -7,7 +7,7 @@
 //! s1_peer send --to HOST:PORT --count N [--size 400] [--hz 60] [--preset default|low_latency] [--max-ms T]
 //! ```
 //!
-//! Message format, shared with the KCP and TCP peers (bench/s1-peers):
+//! Message format, shared with the KCP and TCP peers (bench/peers):
 //! u32 seq, u32 size, u64 send time (ns, CLOCK_MONOTONIC, which every
 //! network namespace shares), then bytes derived from seq; little-endian.
 //! Prints JSON lines: `{"event":"listening","port":N}` (receiver), then one

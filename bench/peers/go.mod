@@ -1,4 +1,4 @@
-module ricochet.dev/bench/s1-peers
+module ricochet.dev/bench/peers
 
 go 1.26.0
 

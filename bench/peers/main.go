@@ -3,8 +3,8 @@
 // namespace A) or a receiver (server, namespace B). S1 (bench/s1.mjs) is
 // below; S2's bulk transfer (bench/s2.mjs) is in bulk.go.
 //
-//	s1-peers kcp|tcp recv --listen HOST:PORT --count N [--size 400] [--max-ms T]
-//	s1-peers kcp|tcp send --to HOST:PORT --count N [--size 400] [--hz 60] [--max-ms T]
+//	peers kcp|tcp recv --listen HOST:PORT --count N [--size 400] [--max-ms T]
+//	peers kcp|tcp send --to HOST:PORT --count N [--size 400] [--hz 60] [--max-ms T]
 //
 // Messages are --size bytes: u32 seq, u32 size, u64 send time (ns,
 // CLOCK_MONOTONIC, which every network namespace shares), then bytes derived
@@ -239,11 +239,11 @@ func send(o options) error {
 func main() {
 	roles := map[string]bool{"send": true, "recv": true, "bulk-send": true, "bulk-recv": true}
 	if len(os.Args) < 3 || (os.Args[1] != "kcp" && os.Args[1] != "tcp") || !roles[os.Args[2]] {
-		fmt.Fprintln(os.Stderr, "usage: s1-peers kcp|tcp send|recv|bulk-send|bulk-recv [--listen|--to HOST:PORT] --count N [--size B] [--hz R] [--chunk B] [--seconds S] [--max-ms T]")
+		fmt.Fprintln(os.Stderr, "usage: peers kcp|tcp send|recv|bulk-send|bulk-recv [--listen|--to HOST:PORT] --count N [--size B] [--hz R] [--chunk B] [--seconds S] [--max-ms T]")
 		os.Exit(2)
 	}
 	o := options{proto: os.Args[1], role: os.Args[2]}
-	fs := flag.NewFlagSet("s1-peers", flag.ExitOnError)
+	fs := flag.NewFlagSet("peers", flag.ExitOnError)
 	fs.StringVar(&o.listen, "listen", "", "receiver: address to listen on")
 	fs.StringVar(&o.to, "to", "", "sender: receiver's address")
 	fs.IntVar(&o.count, "count", 10000, "messages")
@@ -264,7 +264,7 @@ func main() {
 		"bulk-recv": func() error { return bulkReceive(bulkOptions{o, *chunk, *seconds}) },
 	}
 	if err := runs[o.role](); err != nil {
-		fmt.Fprintf(os.Stderr, "s1-peers %s %s: %v\n", o.proto, o.role, err)
+		fmt.Fprintf(os.Stderr, "peers %s %s: %v\n", o.proto, o.role, err)
 		os.Exit(1)
 	}
 }
