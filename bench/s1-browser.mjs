@@ -4,7 +4,9 @@
 // share the two CPU cores with the native peers). The work happens in
 // e2e/bench-specs/s1-webtransport.spec.ts, which reuses the netem specs'
 // stack (e2e/netem-stack.ts); this module builds what it needs, runs it, and
-// reads back one JSON file per cell.
+// reads back one JSON file per cell. Chromium and the relay run on normal
+// scheduling: under chrt -f 20 Chromium starved the emulator (late_us max
+// 274 ms in a trial), which hurts more than it helps.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
