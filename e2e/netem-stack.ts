@@ -1,5 +1,5 @@
 // The system under test across a real impaired link (netem/lab.mjs, root):
-// namespace B runs the native echo server (on B's 127.0.0.1), the relay (on
+// namespace B runs the native echo server or another backend (on B's 127.0.0.1), the relay (on
 // B's link address) and a static server for the test page; namespace A runs
 // headless Chromium, launched through a wrapper script that enters A. Every
 // byte between the browser and the relay crosses ricochet-netem's emulated
@@ -47,6 +47,16 @@ export interface LabOptions {
   /** Drop every UDP packet on the link (QUIC, so WebTransport, blocked). */
   blockUdp?: boolean;
 }
+/**
+ * The game server behind the relay, in namespace B on its 127.0.0.1: a
+ * binary that takes `args` and prints `{"event":"listening","port":N}`.
+ * Default: the native echo server.
+ */
+export interface BackendOptions {
+  bin: string;
+  args: string[];
+  rt?: boolean;
+}
 
 const LAB_MODULE = join(ROOT, 'netem', 'lab.mjs');
 const RELAY_CLI = join(ROOT, 'relay', 'dist', 'cli.js');
@@ -87,6 +97,8 @@ function waitEvent(child: ChildProcess, event: string, label: string, ms = 15_00
 
 export interface NetemStack {
   lab: Lab;
+  /** The backend's process (its stdout is being drained; add listeners for its lines). */
+  backendProc: ChildProcess;
   /** http://<addrB>:<port>/echo.html, served from namespace B. */
   pageUrl: string;
   /** The relay's HTTP origin in namespace B (WebSocket, /cert-hash). */
@@ -105,8 +117,9 @@ export interface NetemStack {
  * A lab with the echo server, relay and page server in B. On any failure the
  * lab is closed before the error is thrown; stop() closes it otherwise.
  */
-export async function startNetemStack(o: LabOptions): Promise<NetemStack> {
-  const lab = await createLab(o);
+export async function startNetemStack(o: LabOptions & { backend?: BackendOptions }): Promise<NetemStack> {
+  const { backend: backendOptions = { bin: ECHO_BIN, args: ['--port', '0'], rt: false }, ...labOptions } = o;
+  const lab = await createLab(labOptions);
   const tmp = mkdtempSync(join(tmpdir(), `ricochet-e2e-netem-${lab.id}-`));
   const browsers: Browser[] = [];
   const stop = async () => {
@@ -120,9 +133,9 @@ export async function startNetemStack(o: LabOptions): Promise<NetemStack> {
   try {
     const env = { ...process.env, RICOCHET_LOG_LEVEL: process.env.RICOCHET_LOG_LEVEL ?? 'warn' };
     const stdio = ['pipe', 'pipe', 'inherit'];
-    // The echo server binds 127.0.0.1 only: B's own loopback, where the relay reaches it.
-    const echo = lab.exec(lab.nsB, ECHO_BIN, ['--port', '0'], { stdio, rt: false });
-    const echoPort = (await waitEvent(echo, 'listening', 'echo server')).port as number;
+    // The backend binds 127.0.0.1 only: B's own loopback, where the relay reaches it.
+    const echo = lab.exec(lab.nsB, backendOptions.bin, backendOptions.args, { stdio, rt: backendOptions.rt ?? false });
+    const echoPort = (await waitEvent(echo, 'listening', 'backend')).port as number;
     const backend = `127.0.0.1:${echoPort}`;
     const relay = lab.exec(
       lab.nsB,
@@ -144,6 +157,7 @@ export async function startNetemStack(o: LabOptions): Promise<NetemStack> {
     chmodSync(wrapper, 0o755);
     return {
       lab,
+      backendProc: echo,
       pageUrl: `${pageOrigin}/echo.html`,
       relayHttp,
       relayInfo,

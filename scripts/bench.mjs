@@ -9,6 +9,27 @@ import { ROOT } from './setup.mjs';
 
 const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
 
+// `npm run bench -- --s1 [--quick] [--cells …] [--no-browser]`: only S1 on
+// real sockets through the emulated link (bench/s1.mjs); `--s2 [--quick]`:
+// only S2's three-hop goodput (bench/s2.mjs). Both need root. Without
+// either flag every scenario runs, S1 and S2 included when root.
+const argv = process.argv.slice(2);
+const only = { s1: argv.includes('--s1'), s2: argv.includes('--s2') };
+const scenarioArgs = argv.filter((a) => a !== '--s1' && a !== '--s2');
+async function runLabScenarios() {
+  if (process.getuid?.() !== 0) {
+    console.log('\nS1 and S2 on real sockets skipped: they need root (network namespaces, TUN devices).');
+    return;
+  }
+  const all = !only.s1 && !only.s2;
+  if (all || only.s1) await (await import('../bench/s1.mjs')).runS1(scenarioArgs);
+  if (all || only.s2) await (await import('../bench/s2.mjs')).runS2(scenarioArgs.filter((a) => a === '--quick'));
+}
+if (only.s1 || only.s2) {
+  await runLabScenarios();
+  process.exit(0);
+}
+
 function json(cmd, args, cwd = ROOT) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed`);
@@ -48,6 +69,8 @@ console.log('|---|---|---|---|---|---|');
 console.log(
   `| ${relay.idle_sessions} | ${relay.rss_per_idle_session_kib} KiB | ${relay.heap_per_idle_session_kib} KiB | ${relay.datagrams_forwarded.toLocaleString('en')} | ${relay.relay_cpu_us_per_datagram} µs | ${relay.relay_datagrams_per_cpu_second.toLocaleString('en')} |`,
 );
+
+await runLabScenarios();
 
 mkdirSync(join(ROOT, 'results'), { recursive: true });
 writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows, relay }, null, 2));

@@ -64,10 +64,12 @@ async function main() {
   await step('relay tests (vitest)', () => vitestIn('relay'));
   await step('webtransport addon tests (node --test)', () =>
     exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
-      onLine: (line) => {
-        const m = line.match(/^# (pass|fail|skipped) (\d+)/);
-        if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'fail' ? 'failed' : 'skipped'] += +m[2];
-      },
+      onLine: countNodeTests,
+    }),
+  );
+  await step('benchmark statistics (node --test)', () =>
+    exec(process.execPath, ['--test', join(ROOT, 'bench', 's1-stats.test.mjs')], {
+      onLine: countNodeTests,
     }),
   );
   await step('build native echo server', () =>
@@ -92,6 +94,12 @@ async function main() {
     }),
   );
   await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
+}
+
+/** Adds a `node --test` summary line's count to the totals. */
+function countNodeTests(line) {
+  const m = line.match(/^# (pass|fail|skipped) (\d+)/);
+  if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'fail' ? 'failed' : 'skipped'] += +m[2];
 }
 
 /** Adds a `cargo test` summary line's counts to the totals. */

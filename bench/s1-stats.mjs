@@ -1,0 +1,75 @@
+// S1 statistics and the markdown table: latency summaries per protocol and
+// loss cell, with the issue's goals printed beside the measured figures.
+
+/** Nearest-rank percentile of ascending `sorted`. */
+export function percentile(sorted, q) {
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
+  return sorted[rank - 1];
+}
+
+/** Latency summary in ms (inputs in µs). */
+export function summarize(latenciesUs) {
+  const v = Float64Array.from(latenciesUs).sort();
+  const n = v.length;
+  if (n === 0) return null;
+  const mean = v.reduce((a, x) => a + x, 0) / n;
+  const sd = Math.sqrt(v.reduce((a, x) => a + (x - mean) ** 2, 0) / n);
+  const ms = (us) => us / 1000;
+  return {
+    n,
+    mean: ms(mean),
+    sd: ms(sd),
+    meanPlusSd: ms(mean + sd),
+    p50: ms(percentile(v, 0.5)),
+    p99: ms(percentile(v, 0.99)),
+    p999: ms(percentile(v, 0.999)),
+    max: ms(v[n - 1]),
+  };
+}
+
+/**
+ * The issue's goals for Ricochet in each cell, as checks over the cell's rows
+ * (`rows` by protocol name). Each returns { text, met } or null.
+ */
+export const GOALS = {
+  s1_1pct: (r) => r.stats && { text: `mean+sd ≤ 13 ms`, met: r.stats.meanPlusSd <= 13 },
+  s1_5pct: (r) =>
+    r.stats && {
+      text: 'p99 ≤ 25 ms, ≤ 30 % extra bytes',
+      met: r.stats.p99 <= 25 && r.wirePerPayload !== null && r.wirePerPayload <= 1.3,
+    },
+  s1_bursty: (r, rows) => {
+    const kcp = rows.kcp?.stats;
+    if (!r.stats || !kcp) return null;
+    return { text: `p99 ≤ ½ KCP's (${(kcp.p99 / 2).toFixed(1)} ms)`, met: r.stats.p99 <= kcp.p99 / 2 };
+  },
+};
+
+const f1 = (x) => (x === undefined || x === null ? '–' : x.toFixed(1));
+
+/** One cell's markdown table. `rows`: { [protocol]: { label, stats, wirePerPayload, sent, undelivered, note } }. */
+export function cellTable(cell, rows) {
+  const goal = GOALS[cell.name];
+  const lines = [
+    `| protocol | delivered | mean | sd | mean+sd | p50 | p99 | p99.9 | max | wire B / payload B | goal |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of Object.values(rows)) {
+    const s = r.stats;
+    const g = r.ricochet && goal ? goal(r, rows) : null;
+    const goalText = g ? `${g.text}: **${g.met ? 'met' : 'not met'}**` : '';
+    const delivered = `${s?.n ?? 0} / ${r.sent ?? '?'}`;
+    const wire = r.wirePerPayload === null ? '–' : r.wirePerPayload.toFixed(3);
+    lines.push(
+      `| ${r.label} | ${delivered} | ${f1(s?.mean)} | ${f1(s?.sd)} | ${f1(s?.meanPlusSd)} | ${f1(s?.p50)} | ${f1(s?.p99)} | ${f1(s?.p999)} | ${f1(s?.max)} | ${wire} | ${goalText} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The emulator's view of the cell: loss per direction and its own timing error. */
+export function linkLine(stats) {
+  const d = (x) =>
+    `${x.packets_in} packets, ${((100 * x.lost) / Math.max(1, x.packets_in)).toFixed(2)} % lost, delay p50 ${f1(x.delay_us.p50 / 1000)} / p99 ${f1(x.delay_us.p99 / 1000)} ms, late_us p99 ${x.late_us.p99} max ${x.late_us.max}`;
+  return `link A→B: ${d(stats.a_to_b)}; B→A: ${d(stats.b_to_a)}`;
+}

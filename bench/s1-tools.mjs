@@ -1,0 +1,33 @@
+// What the S1 benchmark needs on the machine, built or installed from the
+// project's own files: the emulator, Ricochet's native peer, the KCP/TCP
+// peers (Go, kcp-go pinned in bench/peers/go.mod), and iptables for
+// the byte counters of s1-counters.mjs.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, findOnPath, run } from '../scripts/setup.mjs';
+
+export const RICOCHET_PEER = join(ROOT, 'wasm', 'target', 'release', 'examples', 's1_peer');
+export const GO_PEERS_DIR = join(ROOT, 'bench', 'peers');
+export const GO_PEERS = join(GO_PEERS_DIR, 'target', 'peers');
+
+/** Go from PATH, or the official tarball's usual place. */
+function findGo() {
+  const go = findOnPath('go') ?? ['/usr/local/go/bin/go'].find((p) => existsSync(p));
+  if (!go) throw new Error('Go is needed for the KCP/TCP peers (kcp-go): install Go ≥ 1.26 (go.dev/dl) or put it on PATH');
+  return go;
+}
+
+function ensureIptables() {
+  if (findOnPath('iptables')) return;
+  if (process.getuid?.() !== 0 || !findOnPath('apt-get')) throw new Error('iptables is missing (apt-get install iptables)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['install', '-y', 'iptables'], { env });
+}
+
+/** Builds (incrementally) every binary the S1 run uses. */
+export function ensureS1Tools() {
+  ensureIptables();
+  run('cargo', ['build', '--release', '--manifest-path', join(ROOT, 'netem', 'Cargo.toml')]);
+  run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's1_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
+  run(findGo(), ['build', '-o', GO_PEERS, '.'], { cwd: GO_PEERS_DIR });
+}

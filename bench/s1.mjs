@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// Scenario S1 on real sockets through the emulated link (shared/scenarios.md):
+// 400-byte reliable-ordered messages at 60 Hz, 10 ms ± 2 ms each way, one lab
+// per loss cell. Ricochet (native driver over UDP, default and low_latency
+// presets), KCP (kcp-go turbo mode) and TCP (Nagle off) run concurrently
+// through the same link, senders in namespace A, receivers in B, each peer
+// under chrt like the emulator. One-way latency per message: the send time
+// (CLOCK_MONOTONIC, shared by all namespaces) travels in the payload.
+// Wire bytes: iptables counters per port in both namespaces, IP packets
+// including IP and UDP/TCP headers, both directions, lost packets included.
+//
+//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--seed S] [--out DIR]
+//
+// Then the same cells once more for Ricochet from Chromium over WebTransport
+// through the relay (bench/s1-browser.mjs; --no-browser skips it).
+// Needs root (namespaces, TUN). Writes s1.md, s1.json and s1.svg into
+// bench/results/ (or --out).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createLab } from '../netem/lab.mjs';
+import { ROOT } from '../scripts/setup.mjs';
+import { runBrowserRows } from './s1-browser.mjs';
+import { writeChart } from './s1-chart.mjs';
+import { cellTable, linkLine, summarize } from './s1-stats.mjs';
+import { installCounters, readCounters, tcpCongestionControl } from './s1-counters.mjs';
+import { GO_PEERS, RICOCHET_PEER, ensureS1Tools } from './s1-tools.mjs';
+
+export const CELLS = [
+  { name: 's1_clean', title: '0 % loss' },
+  { name: 's1_1pct', title: '1 % iid loss' },
+  { name: 's1_5pct', title: '5 % iid loss' },
+  { name: 's1_bursty', title: 'Gilbert-Elliott 10 % loss, 25 % correlation' },
+];
+const SIZE = 400;
+const HZ = 60;
+const PEERS = [
+  { key: 'ricochet', label: 'Ricochet (native UDP, default config)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'default'], ipProto: 'udp', port: 5001 },
+  { key: 'ricochet_ll', label: 'Ricochet (native UDP, low_latency config)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'low_latency'], ipProto: 'udp', port: 5002 },
+  { key: 'kcp', label: 'KCP (kcp-go 5.6.20, turbo 1,10,2,1)', bin: GO_PEERS, pre: ['kcp'], extra: [], ipProto: 'udp', port: 5003 },
+  { key: 'tcp', label: 'TCP (Nagle off)', bin: GO_PEERS, pre: ['tcp'], extra: [], ipProto: 'tcp', port: 5004 },
+];
+
+/** Resolves with the first JSON line on stdout whose event is `event`. */
+function nextEvent(child, event, label, ms) {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${label}: no ${event} within ${ms} ms`)), ms);
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      let m;
+      try {
+        m = JSON.parse(l);
+      } catch {
+        return;
+      }
+      if (m.event === event) {
+        clearTimeout(t);
+        resolve(m);
+      }
+    });
+    child.once('exit', (code, sig) => {
+      clearTimeout(t);
+      reject(new Error(`${label} exited (${sig ?? code}) before ${event}`));
+    });
+  });
+}
+
+async function runCell(cell, { count, seed }) {
+  const lab = await createLab({ profile: cell.name, seed });
+  try {
+    await installCounters(lab, PEERS);
+    const runMs = (count / HZ) * 1000;
+    const maxMs = String(Math.round(runMs + 60_000));
+    const common = ['--count', String(count), '--size', String(SIZE), '--max-ms', maxMs];
+    const stdio = ['pipe', 'pipe', 'inherit'];
+    const receivers = PEERS.map((p) => {
+      const child = lab.exec(lab.nsB, p.bin, [...p.pre, 'recv', '--listen', `${lab.addrB}:${p.port}`, ...common], { rt: true, stdio });
+      const listening = nextEvent(child, 'listening', `${p.key} receiver`, 10_000);
+      return { p, child, listening, result: nextEvent(child, 'result', `${p.key} receiver`, runMs + 90_000) };
+    });
+    await Promise.all(receivers.map((r) => r.listening));
+    const senders = PEERS.map((p) => {
+      const child = lab.exec(lab.nsA, p.bin, [...p.pre, 'send', '--to', `${lab.addrB}:${p.port}`, '--hz', String(HZ), ...p.extra, ...common], { rt: true, stdio });
+      return { p, child, result: nextEvent(child, 'result', `${p.key} sender`, runMs + 120_000) };
+    });
+    const got = await Promise.all(receivers.map((r) => r.result));
+    const link = await lab.stats();
+    // Receivers are done; the senders report once their stdin ends.
+    for (const s of senders) s.child.stdin.end();
+    const sent = await Promise.all(senders.map((s) => s.result));
+    const counters = await readCounters(lab);
+    const rows = {};
+    PEERS.forEach((p, i) => {
+      const c = counters[p.port];
+      const { latencies_us: lat, ...recv } = got[i];
+      rows[p.key] = {
+        label: p.label,
+        ricochet: !!p.ricochet,
+        stats: summarize(lat),
+        latenciesUs: lat,
+        sent: sent[i].sent,
+        wirePerPayload: c ? c.bytes / (lat.length * SIZE) : null,
+        wire: c,
+        receiver: recv,
+        sender: sent[i],
+      };
+    });
+    return { cell, rows, link, tcpCc: await tcpCongestionControl(lab.nsA), realtime: lab.realtime };
+  } finally {
+    await lab.close();
+  }
+}
+
+function parseArgs(argv) {
+  const o = { quick: false, browser: true, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') o.quick = true;
+    else if (a === '--no-browser') o.browser = false;
+    else if (a === '--count') o.count = Number(argv[++i]);
+    else if (a === '--cells') o.cells = argv[++i].split(',');
+    else if (a === '--out') o.out = argv[++i];
+    else if (a === '--seed') o.seed = Number(argv[++i]);
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (o.quick && !argv.includes('--count')) o.count = 600;
+  for (const c of o.cells) if (!CELLS.some((x) => x.name === c)) throw new Error(`unknown cell ${c}`);
+  return o;
+}
+
+/** Runs S1; prints and writes the tables and chart; returns the results. */
+export async function runS1(argv = []) {
+  const o = parseArgs(argv);
+  if (process.getuid?.() !== 0) throw new Error('S1 on real sockets needs root (network namespaces, TUN devices)');
+  ensureS1Tools();
+  const results = [];
+  for (const name of o.cells) {
+    const cell = CELLS.find((c) => c.name === name);
+    console.error(`S1 ${cell.name}: ${o.count} messages per protocol, ≈ ${Math.round(o.count / HZ)} s…`);
+    results.push(await runCell(cell, o));
+  }
+  if (o.browser) {
+    console.error(`S1 browser row: ${o.cells.length} cells, ≈ ${Math.round((o.cells.length * o.count) / HZ)} s…`);
+    const browser = runBrowserRows(o.cells, { count: o.count, seed: o.seed, size: SIZE });
+    for (const r of results) {
+      r.browser = browser[r.cell.name];
+      r.rows.browser = r.browser.row;
+    }
+  }
+  const md = [
+    `## S1 — one-way delivery latency of 400-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way (ms)`,
+    '',
+    `${o.count.toLocaleString('en')} messages per protocol per cell. Native rows run at once through one emulated link per cell;`,
+    'the browser row runs afterwards in its own lab with the same profile and seed.',
+    'Wire bytes: IP packets both ways (IP and UDP/TCP headers included, lost packets included), iptables counters per port',
+    "(the browser row counts QUIC between Chromium and the relay). Goals (issue 5) are checked on Ricochet's rows.",
+    '',
+  ];
+  for (const r of results) {
+    const b = r.browser;
+    const block = [
+      `### ${r.cell.title} (${r.cell.name})`,
+      '',
+      cellTable(r.cell, r.rows),
+      '',
+      `native lab: ${linkLine(r.link)}`,
+      ...(b?.link ? [`browser lab: ${linkLine(b.link)}; page clock offset error ≤ ${b.clockErrorUs.toFixed(0)} µs`] : []),
+      ...(b?.row.error ? [`browser row: ${b.row.error}`] : []),
+      `TCP congestion control: ${r.tcpCc}; native peers and emulator under chrt -f 20: ${r.realtime}.`,
+      '',
+    ];
+    console.log(`\n${block.join('\n')}`);
+    md.push(...block);
+  }
+  mkdirSync(o.out, { recursive: true });
+  writeFileSync(join(o.out, 's1.md'), `${md.join('\n')}\n`);
+  const slim = results.map((r) => ({
+    cell: r.cell.name,
+    link: r.link,
+    browserLink: r.browser?.link,
+    tcpCc: r.tcpCc,
+    rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
+  }));
+  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, results: slim }, null, 1));
+  await writeChart(join(o.out, 's1.svg'), results);
+  console.log(`\nwritten: ${['s1.md', 's1.json', 's1.svg'].map((f) => join(o.out, f)).join(', ')}`);
+  return results;
+}
+
+if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {
+  runS1(process.argv.slice(2)).catch((e) => {
+    console.error(`s1: ${e.stack ?? e.message}`);
+    process.exit(1);
+  });
+}
