@@ -1,0 +1,351 @@
+//! BBR (v1 model, draft-cardwell-iccrg-bbr-congestion-control): the sender
+//! measures the bottleneck bandwidth (max of recent delivery rates) and the
+//! propagation RTT (min of recent RTTs), paces at gain × bandwidth and keeps
+//! cwnd_gain × BDP in flight. Random loss does not cut the rate: the
+//! bandwidth estimate is what the path delivered, losses already excluded.
+//!
+//! Modes: Startup doubles the rate each round until bandwidth stops growing;
+//! Drain empties the queue Startup built; ProbeBw cycles the pacing gain
+//! (1.25 to probe for more, 0.75 to drain, then 1) once per min RTT;
+//! ProbeRtt drops to a few datagrams in flight for 200 ms every 10 s without
+//! a new minimum, so the RTT floor stays true.
+//!
+//! Loss response, bounded: lost bytes come off cwnd (acks grow it back to
+//! its target within the round), and a round that loses more than
+//! `HEAVY_LOSS_PERMILLE` of its bytes — a queue overflowing, not random loss
+//! — resets the bandwidth estimate to what that round delivered and ends
+//! Startup.
+
+use super::max_filter::MaxFilter;
+use super::{AckEvent, CongestionController, LossEvent};
+use crate::rtt::RttEstimator;
+
+/// Gains are in thousandths.
+const UNIT: u64 = 1000;
+/// 2/ln 2: the smallest gain that doubles delivery each round in Startup.
+const HIGH_GAIN: u64 = 2885;
+/// Drains in one round the queue Startup built.
+const DRAIN_GAIN: u64 = 347;
+const CWND_GAIN: u64 = 2000;
+/// ProbeBw pacing gains, one phase per min RTT.
+const PROBE_BW_GAINS: [u64; 8] = [1250, 750, 1000, 1000, 1000, 1000, 1000, 1000];
+/// ProbeBw starts in a cruising phase (deterministic: the core draws no randomness here).
+const PROBE_BW_FIRST_PHASE: usize = 2;
+/// The bandwidth estimate is the max over this many round trips.
+const BTLBW_WINDOW_ROUNDS: u64 = 10;
+/// The min RTT expires after this long without a new minimum, µs.
+const MIN_RTT_WINDOW_US: u64 = 10_000_000;
+/// Time spent at the minimum window in ProbeRtt, µs.
+const PROBE_RTT_DURATION_US: u64 = 200_000;
+/// Fewest datagrams' worth of window (and ProbeRtt's window).
+const MIN_CWND_DATAGRAMS: u64 = 4;
+const INITIAL_CWND_DATAGRAMS: u64 = 32;
+/// Extra window for acks arriving in bunches, datagrams.
+const ACK_AGGREGATION_DATAGRAMS: u64 = 3;
+/// Startup ends after this many rounds without 25 % bandwidth growth.
+const FULL_BW_GROWTH: u64 = 1250;
+const FULL_BW_ROUNDS: u8 = 3;
+/// A round losing more than this share of its bytes (thousandths) is a
+/// queue overflow: far above random loss on any playable path.
+const HEAVY_LOSS_PERMILLE: u64 = 200;
+/// ... and at least this many datagrams, so one unlucky loss in a tiny round
+/// does not count.
+const HEAVY_LOSS_MIN_DATAGRAMS: u64 = 4;
+
+const MICROS_PER_SEC: u128 = 1_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+#[derive(Debug)]
+pub struct Bbr {
+    max_datagram: u64,
+    mode: Mode,
+    /// Bottleneck bandwidth, bytes/s, keyed by round count.
+    btlbw: MaxFilter,
+    /// Propagation RTT estimate, µs (0 = no sample yet), and when it was set.
+    min_rtt: u64,
+    min_rtt_stamp: u64,
+    round_count: u64,
+    next_round_delivered: u64,
+    round_start: bool,
+    full_bw: u64,
+    full_bw_rounds: u8,
+    filled_pipe: bool,
+    pacing_gain: u64,
+    cwnd_gain: u64,
+    cycle_index: usize,
+    cycle_stamp: u64,
+    /// Bytes/s; 0 until the first ack sets it.
+    pacing_rate: u64,
+    cwnd: u64,
+    /// cwnd before ProbeRtt, restored after.
+    prior_cwnd: u64,
+    probe_rtt_done_at: Option<u64>,
+    probe_rtt_round_done: bool,
+    /// Losses since the last ack (ProbeBw stops probing on loss).
+    lost_since_ack: bool,
+    round_lost: u64,
+    round_acked: u64,
+    /// Highest non-app-limited rate sampled this round, bytes/s.
+    round_max_rate: u64,
+}
+
+impl Bbr {
+    pub fn new(max_datagram: u64) -> Self {
+        Bbr {
+            max_datagram,
+            mode: Mode::Startup,
+            btlbw: MaxFilter::new(BTLBW_WINDOW_ROUNDS),
+            min_rtt: 0,
+            min_rtt_stamp: 0,
+            round_count: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            full_bw: 0,
+            full_bw_rounds: 0,
+            filled_pipe: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            cycle_index: PROBE_BW_FIRST_PHASE,
+            cycle_stamp: 0,
+            pacing_rate: 0,
+            cwnd: INITIAL_CWND_DATAGRAMS * max_datagram,
+            prior_cwnd: 0,
+            probe_rtt_done_at: None,
+            probe_rtt_round_done: false,
+            lost_since_ack: false,
+            round_lost: 0,
+            round_acked: 0,
+            round_max_rate: 0,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Bottleneck bandwidth estimate, bytes/s (0 before a sample).
+    pub fn bandwidth(&self) -> u64 {
+        self.btlbw.get()
+    }
+
+    fn min_cwnd(&self) -> u64 {
+        MIN_CWND_DATAGRAMS * self.max_datagram
+    }
+
+    /// gain × BDP plus room for bunched acks; the initial window until
+    /// bandwidth and RTT are known.
+    fn target_cwnd(&self, gain: u64) -> u64 {
+        let bw = self.btlbw.get();
+        if bw == 0 || self.min_rtt == 0 {
+            return INITIAL_CWND_DATAGRAMS * self.max_datagram;
+        }
+        let bdp = u128::from(bw) * u128::from(self.min_rtt) / MICROS_PER_SEC;
+        let target = u64::try_from(bdp * u128::from(gain) / u128::from(UNIT)).unwrap_or(u64::MAX);
+        target.saturating_add(ACK_AGGREGATION_DATAGRAMS * self.max_datagram).max(self.min_cwnd())
+    }
+
+    /// Startup's rate before any delivery sample: the initial window per RTT.
+    fn initial_rate(&self, rtt: &RttEstimator) -> u64 {
+        let srtt = rtt.smoothed().max(1);
+        let rate = u128::from(INITIAL_CWND_DATAGRAMS * self.max_datagram) * MICROS_PER_SEC / u128::from(srtt);
+        u64::try_from(rate * u128::from(HIGH_GAIN) / u128::from(UNIT)).unwrap_or(u64::MAX)
+    }
+
+    fn on_round_end(&mut self) {
+        let total = self.round_lost + self.round_acked;
+        let heavy = self.round_lost >= HEAVY_LOSS_MIN_DATAGRAMS * self.max_datagram && self.round_lost * UNIT > HEAVY_LOSS_PERMILLE * total;
+        if heavy && self.round_max_rate > 0 {
+            // The bottleneck is full: believe what it delivered, not the
+            // peak it delivered before (BBR v1 would overrun it for ten rounds).
+            if self.round_max_rate < self.btlbw.get() {
+                self.btlbw.reset(self.round_count, self.round_max_rate);
+            }
+            self.filled_pipe = true;
+        }
+        self.round_lost = 0;
+        self.round_acked = 0;
+        self.round_max_rate = 0;
+    }
+
+    fn check_full_pipe(&mut self, app_limited: bool) {
+        if self.filled_pipe || !self.round_start || app_limited {
+            return;
+        }
+        let bw = self.btlbw.get();
+        if u128::from(bw) * u128::from(UNIT) >= u128::from(self.full_bw) * u128::from(FULL_BW_GROWTH) {
+            self.full_bw = bw;
+            self.full_bw_rounds = 0;
+            return;
+        }
+        self.full_bw_rounds += 1;
+        if self.full_bw_rounds >= FULL_BW_ROUNDS {
+            self.filled_pipe = true;
+        }
+    }
+
+    fn enter_probe_bw(&mut self, now: u64) {
+        self.mode = Mode::ProbeBw;
+        self.cwnd_gain = CWND_GAIN;
+        self.cycle_index = PROBE_BW_FIRST_PHASE;
+        self.pacing_gain = PROBE_BW_GAINS[self.cycle_index];
+        self.cycle_stamp = now;
+    }
+
+    fn check_drain(&mut self, now: u64, in_flight: u64) {
+        if self.mode == Mode::Startup && self.filled_pipe {
+            self.mode = Mode::Drain;
+            self.pacing_gain = DRAIN_GAIN;
+            self.cwnd_gain = HIGH_GAIN;
+        }
+        if self.mode == Mode::Drain && in_flight <= self.target_cwnd(UNIT) {
+            self.enter_probe_bw(now);
+        }
+    }
+
+    fn update_cycle_phase(&mut self, now: u64, prior_in_flight: u64, in_flight: u64) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let full_length = now.saturating_sub(self.cycle_stamp) > self.min_rtt;
+        let next = match self.pacing_gain {
+            UNIT => full_length,
+            // Probe until the extra is in flight (or loss says there is no room).
+            g if g > UNIT => full_length && (self.lost_since_ack || prior_in_flight >= self.target_cwnd(g)),
+            // Drain until the queue the probe built is gone.
+            _ => full_length || in_flight <= self.target_cwnd(UNIT),
+        };
+        if next {
+            self.cycle_index = (self.cycle_index + 1) % PROBE_BW_GAINS.len();
+            self.cycle_stamp = now;
+            self.pacing_gain = PROBE_BW_GAINS[self.cycle_index];
+        }
+    }
+
+    fn update_min_rtt(&mut self, now: u64, ack: &AckEvent) {
+        let expired = self.min_rtt != 0 && now > self.min_rtt_stamp + MIN_RTT_WINDOW_US;
+        if ack.rtt_sampled {
+            let sample = ack.rtt.latest().max(1);
+            if self.min_rtt == 0 || sample <= self.min_rtt || expired {
+                self.min_rtt = sample;
+                self.min_rtt_stamp = now;
+            }
+        }
+        if expired && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.pacing_gain = UNIT;
+            self.cwnd_gain = UNIT;
+            self.prior_cwnd = self.cwnd;
+            self.probe_rtt_done_at = None;
+        }
+        if self.mode != Mode::ProbeRtt {
+            return;
+        }
+        match self.probe_rtt_done_at {
+            None if ack.bytes_in_flight <= self.min_cwnd() => {
+                self.probe_rtt_done_at = Some(now + PROBE_RTT_DURATION_US);
+                self.probe_rtt_round_done = false;
+                self.next_round_delivered = ack.delivered;
+            }
+            None => {}
+            Some(done) => {
+                self.probe_rtt_round_done |= self.round_start;
+                if self.probe_rtt_round_done && now >= done {
+                    self.min_rtt_stamp = now;
+                    self.cwnd = self.cwnd.max(self.prior_cwnd);
+                    if self.filled_pipe {
+                        self.enter_probe_bw(now);
+                    } else {
+                        self.mode = Mode::Startup;
+                        self.pacing_gain = HIGH_GAIN;
+                        self.cwnd_gain = HIGH_GAIN;
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_pacing_rate(&mut self, rtt: &RttEstimator) {
+        if self.pacing_rate == 0 {
+            self.pacing_rate = self.initial_rate(rtt);
+        }
+        let bw = self.btlbw.get();
+        if bw == 0 {
+            return;
+        }
+        let rate = u64::try_from(u128::from(bw) * u128::from(self.pacing_gain) / u128::from(UNIT)).unwrap_or(u64::MAX);
+        // Startup never slows down on a low (early, app-limited) sample.
+        if self.filled_pipe || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn set_cwnd(&mut self, ack: &AckEvent) {
+        let target = self.target_cwnd(self.cwnd_gain);
+        if self.filled_pipe {
+            self.cwnd = (self.cwnd + ack.acked_bytes).min(target);
+        } else if self.cwnd < target || ack.delivered < INITIAL_CWND_DATAGRAMS * self.max_datagram {
+            self.cwnd += ack.acked_bytes;
+        }
+        self.cwnd = self.cwnd.max(self.min_cwnd());
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.min_cwnd());
+        }
+    }
+}
+
+impl CongestionController for Bbr {
+    fn on_sent(&mut self, _now: u64, _bytes: u64, _in_flight: u64) {}
+
+    fn on_ack(&mut self, now: u64, ack: &AckEvent) {
+        self.round_start = false;
+        self.round_acked += ack.acked_bytes;
+        let mut app_limited = true;
+        if let Some(s) = ack.sample {
+            if s.prior_delivered >= self.next_round_delivered {
+                self.next_round_delivered = ack.delivered;
+                self.round_count += 1;
+                self.round_start = true;
+                self.on_round_end();
+            }
+            app_limited = s.app_limited;
+            if let Some(rate) = s.rate {
+                // An app-limited sample only says the path does at least this much.
+                if !s.app_limited || rate >= self.btlbw.get() {
+                    self.btlbw.update(self.round_count, rate);
+                }
+                if !s.app_limited {
+                    self.round_max_rate = self.round_max_rate.max(rate);
+                }
+            }
+        }
+        let prior_in_flight = ack.bytes_in_flight + ack.acked_bytes;
+        self.update_cycle_phase(now, prior_in_flight, ack.bytes_in_flight);
+        self.check_full_pipe(app_limited);
+        self.check_drain(now, ack.bytes_in_flight);
+        self.update_min_rtt(now, ack);
+        self.set_pacing_rate(ack.rtt);
+        self.set_cwnd(ack);
+        self.lost_since_ack = false;
+    }
+
+    fn on_loss(&mut self, _now: u64, loss: &LossEvent) {
+        self.lost_since_ack = true;
+        self.round_lost += loss.lost_bytes;
+        self.cwnd = self.cwnd.saturating_sub(loss.lost_bytes).max(self.min_cwnd());
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64> {
+        Some(if self.pacing_rate == 0 { self.initial_rate(rtt) } else { self.pacing_rate })
+    }
+}
