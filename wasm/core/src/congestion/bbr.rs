@@ -4,7 +4,10 @@
 //! cwnd_gain × BDP in flight. Random loss does not cut the rate: the
 //! bandwidth estimate is what the path delivered, losses already excluded.
 //!
-//! Modes: Startup doubles the rate each round until bandwidth stops growing;
+//! Modes: Startup doubles the rate each round until bandwidth stops growing
+//! or, earlier, as soon as a round's first RTT samples all show a standing
+//! queue (as HyStart++ does; BBR v1 alone would fill the bottleneck queue
+//! for several rounds, delaying everything else on the path);
 //! Drain empties the queue Startup built; ProbeBw cycles the pacing gain
 //! (1.25 to probe for more, 0.75 to drain, then 1) once per min RTT;
 //! ProbeRtt drops to a few datagrams in flight for 200 ms every 10 s without
@@ -27,6 +30,9 @@ const HIGH_GAIN: u64 = 2885;
 /// Drains in one round the queue Startup built.
 const DRAIN_GAIN: u64 = 347;
 const CWND_GAIN: u64 = 2000;
+/// Startup's window is 2 × BDP as in BBR v3 (v1's 2.885 × let the queue
+/// grow to nearly two BDPs before Startup could see it).
+const STARTUP_CWND_GAIN: u64 = 2000;
 /// ProbeBw pacing gains, one phase per min RTT.
 const PROBE_BW_GAINS: [u64; 8] = [1250, 750, 1000, 1000, 1000, 1000, 1000, 1000];
 /// ProbeBw starts in a cruising phase (deterministic: the core draws no randomness here).
@@ -45,6 +51,12 @@ const ACK_AGGREGATION_DATAGRAMS: u64 = 3;
 /// Startup ends after this many rounds without 25 % bandwidth growth.
 const FULL_BW_GROWTH: u64 = 1250;
 const FULL_BW_ROUNDS: u8 = 3;
+/// Startup also ends once a round's first `STARTUP_QUEUE_SAMPLES` RTTs
+/// all exceed the minimum by min_rtt / 4, clamped to these bounds, µs: a
+/// queue is standing.
+const STARTUP_QUEUE_SAMPLES: u32 = 8;
+const STARTUP_QUEUE_MIN_US: u64 = 4_000;
+const STARTUP_QUEUE_MAX_US: u64 = 16_000;
 /// A round losing more than this share of its bytes (thousandths) is a
 /// queue overflow: far above random loss on any playable path.
 const HEAVY_LOSS_PERMILLE: u64 = 200;
@@ -94,6 +106,9 @@ pub struct Bbr {
     round_acked: u64,
     /// Highest non-app-limited rate sampled this round, bytes/s.
     round_max_rate: u64,
+    /// Smallest RTT sampled this round, µs (u64::MAX before one).
+    round_min_rtt: u64,
+    round_rtt_samples: u32,
 }
 
 impl Bbr {
@@ -111,7 +126,7 @@ impl Bbr {
             full_bw_rounds: 0,
             filled_pipe: false,
             pacing_gain: HIGH_GAIN,
-            cwnd_gain: HIGH_GAIN,
+            cwnd_gain: STARTUP_CWND_GAIN,
             cycle_index: PROBE_BW_FIRST_PHASE,
             cycle_stamp: 0,
             pacing_rate: 0,
@@ -123,6 +138,8 @@ impl Bbr {
             round_lost: 0,
             round_acked: 0,
             round_max_rate: 0,
+            round_min_rtt: u64::MAX,
+            round_rtt_samples: 0,
         }
     }
 
@@ -172,6 +189,8 @@ impl Bbr {
         self.round_lost = 0;
         self.round_acked = 0;
         self.round_max_rate = 0;
+        self.round_min_rtt = u64::MAX;
+        self.round_rtt_samples = 0;
     }
 
     fn check_full_pipe(&mut self, app_limited: bool) {
@@ -186,6 +205,17 @@ impl Bbr {
         }
         self.full_bw_rounds += 1;
         if self.full_bw_rounds >= FULL_BW_ROUNDS {
+            self.filled_pipe = true;
+        }
+    }
+
+    /// Startup: the first RTTs of this round all sat behind a queue.
+    fn check_startup_queue(&mut self, app_limited: bool) {
+        if self.mode != Mode::Startup || app_limited || self.round_rtt_samples < STARTUP_QUEUE_SAMPLES {
+            return;
+        }
+        let threshold = (self.min_rtt / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US);
+        if self.round_min_rtt > self.min_rtt + threshold {
             self.filled_pipe = true;
         }
     }
@@ -232,6 +262,8 @@ impl Bbr {
         let expired = self.min_rtt != 0 && now > self.min_rtt_stamp + MIN_RTT_WINDOW_US;
         if ack.rtt_sampled {
             let sample = ack.rtt.latest().max(1);
+            self.round_min_rtt = self.round_min_rtt.min(sample);
+            self.round_rtt_samples += 1;
             if self.min_rtt == 0 || sample <= self.min_rtt || expired {
                 self.min_rtt = sample;
                 self.min_rtt_stamp = now;
@@ -264,7 +296,7 @@ impl Bbr {
                     } else {
                         self.mode = Mode::Startup;
                         self.pacing_gain = HIGH_GAIN;
-                        self.cwnd_gain = HIGH_GAIN;
+                        self.cwnd_gain = STARTUP_CWND_GAIN;
                     }
                 }
             }
@@ -330,6 +362,7 @@ impl CongestionController for Bbr {
         self.check_full_pipe(app_limited);
         self.check_drain(now, ack.bytes_in_flight);
         self.update_min_rtt(now, ack);
+        self.check_startup_queue(app_limited);
         self.set_pacing_rate(ack.rtt);
         self.set_cwnd(ack);
         self.lost_since_ack = false;
@@ -347,5 +380,58 @@ impl CongestionController for Bbr {
 
     fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64> {
         Some(if self.pacing_rate == 0 { self.initial_rate(rtt) } else { self.pacing_rate })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::congestion::RateSample;
+
+    const MSS: u64 = 1000;
+
+    /// Feed `rounds` round trips of acks at `rate` bytes/s over a 20 ms RTT,
+    /// losing `loss_permille` of each round's bytes. Returns the time reached.
+    fn drive(cc: &mut Bbr, rtt: &mut RttEstimator, start: u64, rounds: u64, rate: u64, loss_permille: u64, delivered: &mut u64) -> u64 {
+        let mut now = start;
+        let per_round = rate / 50; // bytes per 20 ms
+        for _ in 0..rounds {
+            let prior = *delivered;
+            for k in 0..10u64 {
+                now += 2_000;
+                rtt.update(20_000, 0);
+                let acked = per_round / 10;
+                *delivered += acked;
+                let sample = RateSample { delivered: per_round, interval_us: 20_000, rate: Some(rate), app_limited: false, prior_delivered: if k == 0 { prior } else { prior.saturating_sub(1) } };
+                let ack = AckEvent { acked_bytes: acked, newest_acked_sent_at: now.saturating_sub(20_000), bytes_in_flight: per_round, rtt_sampled: true, rtt, sample: Some(sample), delivered: *delivered };
+                cc.on_ack(now, &ack);
+            }
+            let lost = per_round * loss_permille / 1000;
+            if lost > 0 {
+                cc.on_loss(now, &LossEvent { lost_bytes: lost, newest_lost_sent_at: now.saturating_sub(20_000), bytes_in_flight: per_round });
+            }
+        }
+        now
+    }
+
+    #[test]
+    fn random_loss_does_not_cut_the_pacing_rate() {
+        let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
+        let now = drive(&mut cc, &mut rtt, 0, 20, 2_500_000, 0, &mut d);
+        assert_eq!(cc.mode(), Mode::ProbeBw);
+        let before = cc.bandwidth();
+        drive(&mut cc, &mut rtt, now, 20, 2_500_000, 50, &mut d);
+        assert_eq!(cc.bandwidth(), before, "5 % loss leaves the bandwidth estimate alone");
+        assert!(cc.pacing_rate(&rtt).unwrap() >= before * 3 / 4);
+        assert!(cc.window() >= 2 * 2_500_000 / 50 * 9 / 10, "window stays near 2 BDP: {}", cc.window());
+    }
+
+    #[test]
+    fn a_round_of_heavy_loss_resets_bandwidth_to_what_was_delivered() {
+        let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
+        let now = drive(&mut cc, &mut rtt, 0, 20, 2_500_000, 0, &mut d);
+        // The path halves; the old estimate would overrun it for ten rounds.
+        drive(&mut cc, &mut rtt, now, 3, 1_250_000, 400, &mut d);
+        assert_eq!(cc.bandwidth(), 1_250_000);
     }
 }
