@@ -59,7 +59,7 @@ impl ChannelConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CongestionKind {
     /// Rate- and delay-based (BBR v1 model), paced: approaches the link rate
-    /// under random loss and keeps the bottleneck queue short.
+    /// under random loss and keeps the bottleneck queue short. The default.
     Bbr,
     /// Loss-based window (RFC 9002 style) with a floor, unpaced; halves on
     /// every round trip with loss, so random loss holds it near the floor.
@@ -112,7 +112,7 @@ pub struct Config {
     pub packet_threshold: u64,
     /// Largest handshake payload (HELLO) and reject reason, bytes. Default 512.
     pub max_handshake_payload: usize,
-    /// Congestion controller (and pacing). Default `CongestionKind::NewReno`.
+    /// Congestion controller (and pacing). Default `CongestionKind::Bbr`.
     pub congestion: CongestionKind,
     /// Forward error correction on this side's packets. Default
     /// `FecConfig::balanced()` (on; no repair until the peer reports loss).
@@ -142,7 +142,7 @@ impl Default for Config {
             initial_rtt_us: 100_000,
             packet_threshold: 3,
             max_handshake_payload: 512,
-            congestion: CongestionKind::NewReno,
+            congestion: CongestionKind::Bbr,
             fec: FecConfig::balanced(),
         }
     }

@@ -64,7 +64,7 @@ const HEAVY_LOSS_PERMILLE: u64 = 200;
 /// does not count.
 const HEAVY_LOSS_MIN_DATAGRAMS: u64 = 4;
 
-const MICROS_PER_SEC: u128 = 1_000_000;
+const MICROS_PER_SEC: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -163,16 +163,17 @@ impl Bbr {
         if bw == 0 || self.min_rtt == 0 {
             return INITIAL_CWND_DATAGRAMS * self.max_datagram;
         }
-        let bdp = u128::from(bw) * u128::from(self.min_rtt) / MICROS_PER_SEC;
-        let target = u64::try_from(bdp * u128::from(gain) / u128::from(UNIT)).unwrap_or(u64::MAX);
+        // Saturating u64 (not u128) arithmetic: this runs on every ack.
+        let bdp = bw.saturating_mul(self.min_rtt) / MICROS_PER_SEC;
+        let target = bdp.saturating_mul(gain) / UNIT;
         target.saturating_add(ACK_AGGREGATION_DATAGRAMS * self.max_datagram).max(self.min_cwnd())
     }
 
     /// Startup's rate before any delivery sample: the initial window per RTT.
     fn initial_rate(&self, rtt: &RttEstimator) -> u64 {
         let srtt = rtt.smoothed().max(1);
-        let rate = u128::from(INITIAL_CWND_DATAGRAMS * self.max_datagram) * MICROS_PER_SEC / u128::from(srtt);
-        u64::try_from(rate * u128::from(HIGH_GAIN) / u128::from(UNIT)).unwrap_or(u64::MAX)
+        let rate = (INITIAL_CWND_DATAGRAMS * self.max_datagram).saturating_mul(MICROS_PER_SEC) / srtt;
+        rate.saturating_mul(HIGH_GAIN) / UNIT
     }
 
     fn on_round_end(&mut self) {
@@ -198,7 +199,7 @@ impl Bbr {
             return;
         }
         let bw = self.btlbw.get();
-        if u128::from(bw) * u128::from(UNIT) >= u128::from(self.full_bw) * u128::from(FULL_BW_GROWTH) {
+        if bw.saturating_mul(UNIT) >= self.full_bw.saturating_mul(FULL_BW_GROWTH) {
             self.full_bw = bw;
             self.full_bw_rounds = 0;
             return;
@@ -311,7 +312,7 @@ impl Bbr {
         if bw == 0 {
             return;
         }
-        let rate = u64::try_from(u128::from(bw) * u128::from(self.pacing_gain) / u128::from(UNIT)).unwrap_or(u64::MAX);
+        let rate = bw.saturating_mul(self.pacing_gain) / UNIT;
         // Startup never slows down on a low (early, app-limited) sample.
         if self.filled_pipe || rate > self.pacing_rate {
             self.pacing_rate = rate;

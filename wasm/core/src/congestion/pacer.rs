@@ -12,6 +12,10 @@ pub const BURST_MIN_DATAGRAMS: u64 = 10;
 pub const BURST_INTERVAL_US: u64 = 1_000;
 
 const MICROS_PER_SEC: u64 = 1_000_000;
+/// Refill is computed over at most this long, µs (the bucket is full by then
+/// at any rate), and rates are capped so credit arithmetic fits an i64.
+const MAX_REFILL_US: u64 = 10_000_000;
+const MAX_RATE: u64 = 100_000_000_000;
 
 /// Credit is kept in micro-bytes (bytes × 10⁻⁶) so rate × elapsed µs adds
 /// exactly, with no rounding drift at any rate.
@@ -19,7 +23,7 @@ const MICROS_PER_SEC: u64 = 1_000_000;
 pub struct Pacer {
     max_datagram: u64,
     /// Available credit, micro-bytes; negative after unpaced sends (repair).
-    credit: i128,
+    credit: i64,
     last: u64,
 }
 
@@ -31,38 +35,42 @@ impl Pacer {
     }
 
     /// Bucket size at `rate` bytes/s, micro-bytes.
-    fn capacity(&self, rate: u64) -> i128 {
-        let burst = (BURST_MIN_DATAGRAMS * self.max_datagram).max(rate.saturating_mul(BURST_INTERVAL_US) / MICROS_PER_SEC);
-        i128::from(burst) * i128::from(MICROS_PER_SEC)
+    fn capacity(&self, rate: u64) -> i64 {
+        let burst = (BURST_MIN_DATAGRAMS * self.max_datagram).max(rate * BURST_INTERVAL_US / MICROS_PER_SEC);
+        micro_bytes(burst)
     }
 
     fn refill(&mut self, now: u64, rate: u64) {
-        let elapsed = now.saturating_sub(self.last);
+        let elapsed = now.saturating_sub(self.last).min(MAX_REFILL_US);
         self.last = self.last.max(now);
         let cap = self.capacity(rate);
-        self.credit = (self.credit + i128::from(rate) * i128::from(elapsed)).min(cap);
+        // rate ≤ 10¹¹ and elapsed ≤ 10⁷: the product fits.
+        self.credit = self.credit.saturating_add((rate * elapsed) as i64).min(cap);
     }
 
     /// When a datagram of `bytes` may leave at `rate` bytes/s (None =
     /// unpaced): `now` if the bucket holds enough, else the time it will.
     pub fn release_time(&mut self, now: u64, rate: Option<u64>, bytes: u64) -> u64 {
-        let Some(rate) = rate.filter(|&r| r > 0) else { return now };
+        let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else { return now };
         self.refill(now, rate);
-        let need = i128::from(bytes) * i128::from(MICROS_PER_SEC) - self.credit;
+        let need = micro_bytes(bytes).saturating_sub(self.credit);
         if need <= 0 {
             return now;
         }
-        let wait = (need + i128::from(rate) - 1) / i128::from(rate);
-        now.saturating_add(u64::try_from(wait).unwrap_or(u64::MAX))
+        now.saturating_add((need as u64).div_ceil(rate))
     }
 
     /// A datagram of `bytes` left (paced or not: repair spends credit too).
     pub fn on_sent(&mut self, now: u64, rate: Option<u64>, bytes: u64) {
-        let Some(rate) = rate.filter(|&r| r > 0) else { return };
+        let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else { return };
         self.refill(now, rate);
         // Debt is bounded so one unpaced burst cannot stall sending for long.
-        self.credit = (self.credit - i128::from(bytes) * i128::from(MICROS_PER_SEC)).max(-self.capacity(rate));
+        self.credit = self.credit.saturating_sub(micro_bytes(bytes)).max(-self.capacity(rate));
     }
+}
+
+fn micro_bytes(bytes: u64) -> i64 {
+    i64::try_from(bytes.saturating_mul(MICROS_PER_SEC)).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
