@@ -74,8 +74,6 @@ impl Connection {
         if let Some(n) = n {
             self.stats.packets_out += 1;
             self.stats.bytes_out += n as u64;
-            let rate = self.cc.pacing_rate(&self.rtt);
-            self.pacer.on_sent(now, rate, n as u64);
         }
         self.refresh_timers();
         n
@@ -196,6 +194,11 @@ impl Connection {
             self.probes_due = self.probes_due.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
+            // Only paced data spends pacing credit: the bandwidth estimate
+            // counts delivered data alone, so charging repair and pure ACKs
+            // too would pace data below what the path delivers.
+            let rate = self.cc.pacing_rate(&self.rtt);
+            self.pacer.on_sent(now, rate, n as u64);
             let delivery = self.delivery.on_sent(now, self.sent.bytes_in_flight());
             self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery });
             self.cc.on_sent(now, n as u64, self.sent.bytes_in_flight());

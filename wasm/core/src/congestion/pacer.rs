@@ -60,7 +60,7 @@ impl Pacer {
         now.saturating_add((need as u64).div_ceil(rate))
     }
 
-    /// A datagram of `bytes` left (paced or not: repair spends credit too).
+    /// A paced datagram of `bytes` left.
     pub fn on_sent(&mut self, now: u64, rate: Option<u64>, bytes: u64) {
         let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else { return };
         self.refill(now, rate);
