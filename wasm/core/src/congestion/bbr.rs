@@ -178,7 +178,7 @@ impl Bbr {
 
     fn on_round_end(&mut self) {
         let total = self.round_lost + self.round_acked;
-        let heavy = self.round_lost >= HEAVY_LOSS_MIN_DATAGRAMS * self.max_datagram && self.round_lost * UNIT > HEAVY_LOSS_PERMILLE * total;
+        let heavy = self.round_lost >= HEAVY_LOSS_MIN_DATAGRAMS * self.max_datagram && self.round_lost.saturating_mul(UNIT) > total.saturating_mul(HEAVY_LOSS_PERMILLE);
         if heavy && self.round_max_rate > 0 {
             // The bottleneck is full: believe what it delivered, not the
             // peak it delivered before (BBR v1 would overrun it for ten rounds).
@@ -260,7 +260,7 @@ impl Bbr {
     }
 
     fn update_min_rtt(&mut self, now: u64, ack: &AckEvent) {
-        let expired = self.min_rtt != 0 && now > self.min_rtt_stamp + MIN_RTT_WINDOW_US;
+        let expired = self.min_rtt != 0 && now > self.min_rtt_stamp.saturating_add(MIN_RTT_WINDOW_US);
         if ack.rtt_sampled {
             let sample = ack.rtt.latest().max(1);
             self.round_min_rtt = self.round_min_rtt.min(sample);
@@ -282,7 +282,7 @@ impl Bbr {
         }
         match self.probe_rtt_done_at {
             None if ack.bytes_in_flight <= self.min_cwnd() => {
-                self.probe_rtt_done_at = Some(now + PROBE_RTT_DURATION_US);
+                self.probe_rtt_done_at = Some(now.saturating_add(PROBE_RTT_DURATION_US));
                 self.probe_rtt_round_done = false;
                 self.next_round_delivered = ack.delivered;
             }
