@@ -415,6 +415,42 @@ mod tests {
         now
     }
 
+    /// One ack of `acked` bytes at `now` with an RTT sample of `rtt_us` and
+    /// `in_flight` left, starting a new round.
+    fn ack(cc: &mut Bbr, rtt: &mut RttEstimator, now: u64, rtt_us: u64, in_flight: u64, delivered: &mut u64) {
+        rtt.update(rtt_us, 0);
+        let prior = *delivered;
+        *delivered += MSS;
+        let sample = RateSample { delivered: MSS, interval_us: rtt_us, rate: None, app_limited: true, prior_delivered: prior };
+        let ack = AckEvent { acked_bytes: MSS, newest_acked_sent_at: now.saturating_sub(rtt_us), bytes_in_flight: in_flight, rtt_sampled: true, rtt, sample: Some(sample), delivered: *delivered };
+        cc.on_ack(now, &ack);
+    }
+
+    #[test]
+    fn probe_rtt_shrinks_the_window_after_10_s_without_a_new_minimum_then_restores_it() {
+        let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
+        let mut now = drive(&mut cc, &mut rtt, 0, 20, 2_500_000, 0, &mut d);
+        let window = cc.window();
+        // A standing queue: every RTT 10 ms above the minimum, for 10 s.
+        let end = now + MIN_RTT_WINDOW_US;
+        while now < end {
+            now += 20_000;
+            ack(&mut cc, &mut rtt, now, 30_000, window, &mut d);
+        }
+        assert_eq!(cc.mode(), Mode::ProbeBw);
+        now += 20_000;
+        ack(&mut cc, &mut rtt, now, 30_000, window, &mut d);
+        assert_eq!(cc.mode(), Mode::ProbeRtt);
+        assert_eq!(cc.window(), MIN_CWND_DATAGRAMS * MSS);
+        // Flight drains; 200 ms and a round later the window comes back.
+        for _ in 0..15 {
+            now += 20_000;
+            ack(&mut cc, &mut rtt, now, 20_000, 2 * MSS, &mut d);
+        }
+        assert_eq!(cc.mode(), Mode::ProbeBw);
+        assert!(cc.window() >= window, "{} < {window}", cc.window());
+    }
+
     #[test]
     fn random_loss_does_not_cut_the_pacing_rate() {
         let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
