@@ -220,14 +220,13 @@ fn game_messages_keep_low_latency_beside_a_bulk_transfer() {
     assert!(p99(&bbr) <= 30_000, "BBR game p99 {} µs", p99(&bbr));
 }
 
-/// A connected BBR client on an unlimited 20 ms path, its first bandwidth
-/// samples taken from a short exchange so pacing runs at a known rate.
+/// A connected BBR client on a 2 Mbit/s, 20 ms RTT path, its bandwidth
+/// measured by two seconds of traffic so pacing runs near 2 Mbit/s (where
+/// the burst allowance is its 10-datagram minimum).
 fn paced_client() -> Pair {
     let mut p = pair(CongestionKind::Bbr, vec![ChannelConfig::reliable_ordered()], bottleneck(2 * MBIT, 10_000, 0, 0.0, 0), 14);
-    let mut i = 0;
-    for _ in 0..20 {
+    for i in 0..20 {
         p.client.send(p.now, 0, payload(i, 20_000)).unwrap();
-        i += 1;
         p.run_for(100_000);
     }
     p
