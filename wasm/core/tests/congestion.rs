@@ -299,3 +299,17 @@ fn s2_lossy_chain_bulk_goodput_reaches_80pct_of_link_rate() {
     );
     assert!(bbr.steady_goodput >= 0.80, "BBR steady goodput {:.1} %", bbr.steady_goodput * 100.0);
 }
+
+#[test]
+fn game_messages_keep_low_latency_beside_a_bulk_transfer_at_5pct_loss() {
+    let bbr = game_beside_bulk(CongestionKind::Bbr, 0.05);
+    let reno = game_beside_bulk(CongestionKind::NewReno, 0.05);
+    println!(
+        "the same at 5 % loss each way: BBR p50 {:.1} ms p99 {:.1} ms; NewReno p50 {:.1} ms p99 {:.1} ms",
+        bbr[bbr.len() / 2] as f64 / 1e3,
+        p99(&bbr) as f64 / 1e3,
+        reno[reno.len() / 2] as f64 / 1e3,
+        p99(&reno) as f64 / 1e3
+    );
+    assert!(p99(&bbr) <= 30_000, "BBR game p99 {} µs", p99(&bbr));
+}
