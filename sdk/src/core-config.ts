@@ -1,6 +1,6 @@
 // Builds the core's config object from options (internal: its type comes
 // from the generated glue and must not reach the public declarations).
-import { DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
+import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
 import { wasm } from './wasm.js';
 
 export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, transportMax: number, withChannels: boolean) {
@@ -23,6 +23,11 @@ export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, t
   set('maxConnections', o.maxConnections, (x) => (c.max_connections = x), 2 ** 32 - 1);
   c.fec_preset = fecPreset(o.fec);
   set('fecBudget', o.fecBudget, (x) => (c.fec_budget = x), 2);
+  if (o.congestion !== undefined) {
+    const cc = CONGESTION[o.congestion];
+    if (cc === undefined) invalid(`congestion: expected one of ${Object.keys(CONGESTION).join(', ')}, got ${String(o.congestion)}`);
+    c.congestion = cc;
+  }
   // A message must fit the buffers; grow them with maxMessageBytes unless set.
   if (o.maxMessageBytes !== undefined) {
     if (o.sendBufferBytes === undefined) c.send_buffer_bytes = Math.max(c.send_buffer_bytes, c.max_message_size);

@@ -25,6 +25,13 @@ export interface ChannelOptions {
 export type FecPreset = 'off' | 'balanced' | 'low-latency' | 'thrifty';
 export const FEC_PRESETS: Record<FecPreset, number> = { off: 0, balanced: 1, 'low-latency': 2, thrifty: 3 };
 
+/**
+ * Congestion control: `bbr` (default) paces at the measured bottleneck rate, holds it under
+ * random loss and keeps queues short; `newreno` is loss-based and unpaced (halves on loss).
+ */
+export type CongestionControl = 'bbr' | 'newreno';
+export const CONGESTION: Record<CongestionControl, number> = { bbr: 0, newreno: 1 };
+
 export interface ConnectionOptions extends ResumeOptions {
   /** Channels by index. Default: one of each kind, in the order of `ChannelKind`. */
   channels?: (ChannelKind | ChannelOptions)[];
@@ -50,6 +57,8 @@ export interface ConnectionOptions extends ResumeOptions {
   fec?: FecPreset;
   /** Most FEC repair bytes per protected byte (0.01..2). Default: the preset's. */
   fecBudget?: number;
+  /** Congestion controller. Default 'bbr'. */
+  congestion?: CongestionControl;
   /** Emit a `stats` event this often; 0 disables. Default 0. */
   statsIntervalMs?: number;
   /** Time source; default real time. Pass a `VirtualClock` for deterministic tests. */

@@ -58,7 +58,11 @@ impl ChannelConfig {
 /// Which congestion controller a connection uses (see `congestion/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CongestionKind {
-    /// Loss-based window (RFC 9002 style) with a floor, the conservative default.
+    /// Rate- and delay-based (BBR v1 model), paced: approaches the link rate
+    /// under random loss and keeps the bottleneck queue short. The default.
+    Bbr,
+    /// Loss-based window (RFC 9002 style) with a floor, unpaced; halves on
+    /// every round trip with loss, so random loss holds it near the floor.
     NewReno,
     /// No window: send whatever is queued. For tests and closed networks only.
     Unlimited,
@@ -108,6 +112,7 @@ pub struct Config {
     pub packet_threshold: u64,
     /// Largest handshake payload (HELLO) and reject reason, bytes. Default 512.
     pub max_handshake_payload: usize,
+    /// Congestion controller (and pacing). Default `CongestionKind::Bbr`.
     pub congestion: CongestionKind,
     /// Forward error correction on this side's packets. Default
     /// `FecConfig::balanced()` (on; no repair until the peer reports loss).
@@ -137,7 +142,7 @@ impl Default for Config {
             initial_rtt_us: 100_000,
             packet_threshold: 3,
             max_handshake_payload: 512,
-            congestion: CongestionKind::NewReno,
+            congestion: CongestionKind::Bbr,
             fec: FecConfig::balanced(),
         }
     }

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use crate::ack::ReceivedPackets;
 use crate::config::{ChannelConfig, Config};
-use crate::congestion::{self, CongestionController};
+use crate::congestion::{self, AckEvent, CongestionController, DeliveryRate, LossEvent, Pacer};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
@@ -65,6 +65,10 @@ pub struct Connection {
     pub(crate) received: ReceivedPackets,
     pub(crate) rtt: RttEstimator,
     pub(crate) cc: Box<dyn CongestionController>,
+    pub(crate) delivery: DeliveryRate,
+    pub(crate) pacer: Pacer,
+    /// Data waits for the pacer until then (sets `Timer::Pacing`).
+    pub(crate) paced_until: Option<u64>,
     pub(crate) timers: TimerTable,
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
@@ -151,6 +155,9 @@ impl Connection {
             received: ReceivedPackets::default(),
             rtt: RttEstimator::new(config.initial_rtt_us),
             cc: congestion::build(config.congestion, config.max_datagram_size as u64),
+            delivery: DeliveryRate::default(),
+            pacer: Pacer::new(config.max_datagram_size as u64),
+            paced_until: None,
             timers: TimerTable::default(),
             events: VecDeque::new(),
             stats,
@@ -548,6 +555,7 @@ impl Connection {
         }
         let largest_newly_acked = self.sent.get(largest).map(|p| p.time_sent);
         let mut acked_any = false;
+        let (mut acked_bytes, mut newest_acked_sent_at) = (0, 0);
         let mut hi = largest;
         let mut lo = largest.saturating_sub(first_range);
         let mut iter = AckRanges::new(ranges);
@@ -556,6 +564,8 @@ impl Connection {
             for pn in lo.max(tracked.start)..=hi.min(tracked.end.saturating_sub(1)) {
                 if let Some(p) = self.sent.take(pn) {
                     acked_any = true;
+                    acked_bytes += p.size;
+                    newest_acked_sent_at = newest_acked_sent_at.max(p.time_sent);
                     self.on_packet_acked(now, p);
                 }
             }
@@ -564,22 +574,35 @@ impl Connection {
             hi = next_hi;
             lo = hi.saturating_sub(len);
         }
+        let mut rtt_sampled = false;
         if self.largest_acked.is_none_or(|l| largest > l) {
             self.largest_acked = Some(largest);
             if let Some(sent_at) = largest_newly_acked {
                 let delay = delay_us.min(self.config.max_ack_delay_us);
                 self.rtt.update(now.saturating_sub(sent_at), delay);
+                rtt_sampled = true;
             }
         }
         if acked_any {
             self.pto_count = 0;
+            let sample = self.delivery.take_sample(self.rtt.min());
+            let ack = AckEvent {
+                acked_bytes,
+                newest_acked_sent_at,
+                bytes_in_flight: self.sent.bytes_in_flight(),
+                rtt_sampled,
+                rtt: &self.rtt,
+                sample,
+                delivered: self.delivery.delivered(),
+            };
+            self.cc.on_ack(now, &ack);
         }
         self.ack_awaited(largest, first_range, ranges);
         self.detect_lost(now);
     }
 
     fn on_packet_acked(&mut self, now: u64, p: SentPacket) {
-        self.cc.on_ack(now, p.time_sent, p.size, self.rtt.smoothed());
+        self.delivery.on_acked(now, &p.delivery, p.time_sent, p.size);
         for c in &p.chunks {
             if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c.seq, c.frag) {
                 self.send_buffered -= r.bytes;
@@ -598,8 +621,8 @@ impl Connection {
             None => self.timers.stop(Timer::LossDetection),
         }
         if let Some(newest) = lost.iter().map(|p| p.time_sent).max() {
-            let bytes = lost.iter().map(|p| p.size).sum();
-            self.cc.on_loss(now, newest, bytes);
+            let lost_bytes = lost.iter().map(|p| p.size).sum();
+            self.cc.on_loss(now, &LossEvent { lost_bytes, newest_lost_sent_at: newest, bytes_in_flight: self.sent.bytes_in_flight() });
         }
         for p in lost.drain(..) {
             self.stats.packets_lost += 1;
@@ -684,6 +707,9 @@ impl Connection {
         if self.timers.expire(Timer::Repair, now) {
             self.fec.tx.on_timeout(now);
         }
+        if self.timers.expire(Timer::Pacing, now) {
+            self.paced_until = None;
+        }
         self.timers.expire(Timer::Ack, now);
         self.refresh_timers();
     }
@@ -732,6 +758,10 @@ impl Connection {
         match self.fec.tx.timer() {
             Some(t) => self.timers.set(Timer::Repair, t),
             None => self.timers.stop(Timer::Repair),
+        }
+        match self.paced_until {
+            Some(t) => self.timers.set(Timer::Pacing, t),
+            None => self.timers.stop(Timer::Pacing),
         }
         match self.received.ack_deadline(self.config.max_ack_delay_us) {
             Some(t) => self.timers.set(Timer::Ack, t),

@@ -134,9 +134,13 @@ impl Connection {
         }
         let probing = self.probes_due > 0;
         let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.cc.window();
+        // Pacing: with window room, data still waits until the pacer allows it.
+        let release = if room { self.pacer.release_time(now, self.cc.pacing_rate(&self.rtt), w.capacity() as u64) } else { now };
+        let paced = release > now;
+        self.paced_until = (paced && self.has_unsent()).then_some(release);
         let mut chunks = self.sent.take_chunk_vec();
         let mut payload = 0usize;
-        if room || probing {
+        if (room && !paced) || probing {
             let mut run: Option<Run> = None;
             while let Some(&c) = self.retransmit.front() {
                 let Some((data, count)) = self.message_frag(c) else {
@@ -153,6 +157,11 @@ impl Connection {
             }
             self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
             eliciting |= !chunks.is_empty();
+            if room && !paced && !self.has_unsent() {
+                // Neither window nor pacer held data back: the sender is
+                // app-limited and its rate says nothing about the path.
+                self.delivery.on_app_limited(self.sent.bytes_in_flight() + w.len() as u64);
+            }
         }
         if probing && !eliciting && w.put_u8(wire::FRAME_PING) {
             eliciting = true;
@@ -186,12 +195,23 @@ impl Connection {
             self.probes_due = self.probes_due.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
-            self.cc.on_sent(now, n as u64);
-            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks });
+            // Only paced data spends pacing credit: the bandwidth estimate
+            // counts delivered data alone, so charging repair and pure ACKs
+            // too would pace data below what the path delivers.
+            let rate = self.cc.pacing_rate(&self.rtt);
+            self.pacer.on_sent(now, rate, n as u64);
+            let delivery = self.delivery.on_sent(now, self.sent.bytes_in_flight());
+            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery });
+            self.cc.on_sent(now, n as u64, self.sent.bytes_in_flight());
         } else {
             self.sent.recycle(chunks);
         }
         Some(n)
+    }
+
+    /// Retransmissions or first transmissions are waiting.
+    fn has_unsent(&self) -> bool {
+        !self.retransmit.is_empty() || self.send.iter().any(|s| s.queued_messages() > 0)
     }
 
     /// A packet of repair for the last group of packets (not ack-eliciting,

@@ -3,6 +3,8 @@
 
 use std::collections::VecDeque;
 
+use crate::congestion::DeliveryStamp;
+
 /// One message fragment carried by a packet (`frag` is 0 when unfragmented).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
@@ -17,6 +19,8 @@ pub struct SentPacket {
     pub time_sent: u64,
     pub size: u64,
     pub chunks: Vec<Chunk>,
+    /// Delivery-rate bookkeeping at send (see `congestion::delivery`).
+    pub delivery: DeliveryStamp,
 }
 
 /// Ack-eliciting packets awaiting acknowledgement, indexed by packet number.
@@ -128,7 +132,7 @@ mod tests {
     use super::*;
 
     fn packet(pn: u64, t: u64) -> SentPacket {
-        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new() }
+        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new(), delivery: DeliveryStamp::default() }
     }
 
     #[test]

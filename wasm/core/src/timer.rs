@@ -21,9 +21,11 @@ pub enum Timer {
     Drain = 7,
     /// FEC: a channel's latency target wants the open group's repair sent.
     Repair = 8,
+    /// Pacing: the next queued datagram may leave.
+    Pacing = 9,
 }
 
-const COUNT: usize = 9;
+const COUNT: usize = 10;
 const ALL: [Timer; COUNT] = [
     Timer::HelloResend,
     Timer::Handshake,
@@ -34,6 +36,7 @@ const ALL: [Timer; COUNT] = [
     Timer::Idle,
     Timer::Drain,
     Timer::Repair,
+    Timer::Pacing,
 ];
 
 #[derive(Clone, Debug, Default)]

@@ -212,7 +212,12 @@ fn config(inp: &mut Input) -> Config {
     let send_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 4) & 3) as usize];
     let recv_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 6) & 3) as usize];
     let reliable_window = [4096u32, 2, 8, 64][(b & 3) as usize];
-    let congestion = if b & 4 != 0 { CongestionKind::Unlimited } else { CongestionKind::NewReno };
+    // c & 0x20 doubles as a channel-kind bit: the pairing only correlates the two.
+    let congestion = match (b & 4 != 0, c & 0x20 != 0) {
+        (true, _) => CongestionKind::Unlimited,
+        (false, true) => CongestionKind::NewReno,
+        (false, false) => CongestionKind::Bbr,
+    };
     // b & 0x80: FEC latency-first, with a 25 ms target on channel 0 (repair for nearly every packet once loss is reported).
     let fec_first = b & 0x80 != 0;
     let mut channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(if fec_first { 25_000 } else { 0 })];

@@ -1,4 +1,4 @@
-use ricochet_core::{ChannelConfig, ChannelKind, Config, FecConfig, ServerConfig};
+use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, FecConfig, ServerConfig};
 use wasm_bindgen::prelude::*;
 
 /// Connection settings from JS. Fields mirror `ricochet_core::Config` (see
@@ -21,6 +21,8 @@ pub struct ConfigInput {
     pub fec_preset: u8,
     /// FEC budget (repair bytes per protected byte); 0 = the preset's.
     pub fec_budget: f64,
+    /// Congestion controller: 0 BBR (default), 1 NewReno.
+    pub congestion: u8,
 }
 
 impl Default for ConfigInput {
@@ -41,6 +43,7 @@ impl Default for ConfigInput {
             max_connections: s.max_connections as u32,
             fec_preset: 1,
             fec_budget: 0.0,
+            congestion: 0,
         }
     }
 }
@@ -76,6 +79,7 @@ impl ConfigInput {
             handshake_timeout_us: crate::micros(self.handshake_timeout_us),
             max_ack_delay_us: crate::micros(self.max_ack_delay_us),
             fec: fec_config(self.fec_preset, self.fec_budget),
+            congestion: if self.congestion == 1 { CongestionKind::NewReno } else { CongestionKind::Bbr },
             ..Config::default()
         };
         if !self.channels.is_empty() {

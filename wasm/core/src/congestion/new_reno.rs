@@ -1,9 +1,10 @@
-use super::CongestionController;
+use super::{AckEvent, CongestionController, LossEvent};
 
 /// RFC 9002 NewReno: slow start, then additive increase; one halving per
 /// round trip of losses. The window never drops below `MIN_WINDOW_PACKETS`
-/// datagrams so game traffic keeps flowing under random loss. (A rate- and
-/// delay-based controller that ignores random loss replaces this later.)
+/// datagrams so game traffic keeps flowing under random loss. Unpaced.
+/// Random loss keeps it near the floor (see tests/congestion.rs); `Bbr` is
+/// the default.
 #[derive(Debug)]
 pub struct NewReno {
     max_datagram: u64,
@@ -29,12 +30,14 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
-    fn on_sent(&mut self, _now: u64, _bytes: u64) {}
+    fn on_sent(&mut self, _now: u64, _bytes: u64, _in_flight: u64) {}
 
-    fn on_ack(&mut self, _now: u64, sent_at: u64, bytes: u64, _rtt: u64) {
-        if self.recovery_start.is_some_and(|r| sent_at <= r) {
+    fn on_ack(&mut self, _now: u64, ack: &AckEvent) {
+        // Packets sent before recovery began do not grow the window.
+        if self.recovery_start.is_some_and(|r| ack.newest_acked_sent_at <= r) {
             return;
         }
+        let bytes = ack.acked_bytes;
         if self.window < self.ssthresh {
             self.window += bytes;
         } else {
@@ -46,8 +49,8 @@ impl CongestionController for NewReno {
         }
     }
 
-    fn on_loss(&mut self, now: u64, largest_lost_sent_at: u64, _bytes: u64) {
-        if self.recovery_start.is_some_and(|r| largest_lost_sent_at <= r) {
+    fn on_loss(&mut self, now: u64, loss: &LossEvent) {
+        if self.recovery_start.is_some_and(|r| loss.newest_lost_sent_at <= r) {
             return;
         }
         self.recovery_start = Some(now);
@@ -65,16 +68,20 @@ impl CongestionController for NewReno {
 mod tests {
     use super::*;
 
+    fn loss(sent_at: u64) -> LossEvent {
+        LossEvent { lost_bytes: 1000, newest_lost_sent_at: sent_at, bytes_in_flight: 0 }
+    }
+
     #[test]
     fn one_halving_per_round_trip_with_floor() {
         let mut cc = NewReno::new(1000);
         let w0 = cc.window();
-        cc.on_loss(100, 50, 1000);
+        cc.on_loss(100, &loss(50));
         assert_eq!(cc.window(), (w0 / 2).max(16_000));
-        cc.on_loss(110, 60, 1000); // sent before recovery began: same event
+        cc.on_loss(110, &loss(60)); // sent before recovery began: same event
         assert_eq!(cc.window(), (w0 / 2).max(16_000));
         for t in 0..10 {
-            cc.on_loss(200 + t * 100, 150 + t * 100, 1000);
+            cc.on_loss(200 + t * 100, &loss(150 + t * 100));
         }
         assert_eq!(cc.window(), 16_000);
     }
