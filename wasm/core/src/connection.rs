@@ -585,16 +585,8 @@ impl Connection {
         }
         if acked_any {
             self.pto_count = 0;
-            let sample = self.delivery.take_sample(self.rtt.min());
-            let ack = AckEvent {
-                acked_bytes,
-                newest_acked_sent_at,
-                bytes_in_flight: self.sent.bytes_in_flight(),
-                rtt_sampled,
-                rtt: &self.rtt,
-                sample,
-                delivered: self.delivery.delivered(),
-            };
+            let (sample, delivered, bytes_in_flight) = (self.delivery.take_sample(self.rtt.min()), self.delivery.delivered(), self.sent.bytes_in_flight());
+            let ack = AckEvent { acked_bytes, newest_acked_sent_at, bytes_in_flight, rtt_sampled, rtt: &self.rtt, sample, delivered };
             self.cc.on_ack(now, &ack);
         }
         self.ack_awaited(largest, first_range, ranges);

@@ -137,7 +137,11 @@ impl Connection {
         // Pacing: with window room, data still waits until the pacer allows it.
         let release = if room { self.pacer.release_time(now, self.cc.pacing_rate(&self.rtt), w.capacity() as u64) } else { now };
         let paced = release > now;
-        self.paced_until = (paced && self.has_unsent()).then_some(release);
+        let waiting = paced && self.has_unsent();
+        if paced && !waiting {
+            self.pacer.on_queue_empty();
+        }
+        self.paced_until = waiting.then_some(release);
         let mut chunks = self.sent.take_chunk_vec();
         let mut payload = 0usize;
         if (room && !paced) || probing {
