@@ -657,7 +657,8 @@ impl Connection {
     /// unacknowledged data, or a PING; a connecting client resends HELLO)
     /// instead of waiting out a probe timeout that backed off while the old
     /// path was dead. Loss detection and retransmission then proceed as usual.
-    pub fn handle_path_change(&mut self, now: u64) {
+    /// (`_now` keeps the uniform `handle_*(now, …)` shape; nothing here depends on it yet.)
+    pub fn handle_path_change(&mut self, _now: u64) {
         match self.state {
             State::Connecting if self.side == Side::Client => self.hello_due = true,
             State::Connected => {
