@@ -95,6 +95,24 @@ async function main() {
     }),
   );
   await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
+  // Scenario S4, bounded: its checks (nothing lost or misordered, memory flat) count as tests.
+  await step('soak S4, 2 minutes (chromium over WebTransport and WebSocket, relay impairment)', async () => {
+    await exec(process.execPath, ['--test', join(ROOT, 'bench', 'soak')], {
+      onLine: (line) => {
+        const m = line.match(/^# (pass|fail|skipped) (\d+)/);
+        if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'fail' ? 'failed' : 'skipped'] += +m[2];
+      },
+    });
+    await exec(process.execPath, [join(ROOT, 'bench', 'soak', 'soak.mjs'), '--minutes', process.env.RICOCHET_SOAK_MINUTES ?? '2'], {
+      onLine: (line) => {
+        const m = line.match(/^(\d+) passed, (\d+) failed$/);
+        if (m) {
+          totals.passed += +m[1];
+          totals.failed += +m[2];
+        }
+      },
+    });
+  });
 }
 
 /** The relay's WebTransport addon (Rust) and its TypeScript bundle. */
