@@ -7,7 +7,7 @@ const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '–');
 
 function trafficTable(r) {
   const rows = [
-    '| transport | ticks (Hz) | tick msgs sent / echoed | 6 KB msgs sent / echoed | unreliable sent / echoed | lost | misordered | corrupt | longest stall (at) | stalls > 100 / 250 ms | page main thread, most late | tick RTT p50 / p99 / max | 6 KB RTT p50 / p99 / max | FEC recovered | retransmissions | drain |',
+    '| transport | ticks (Hz) | tick msgs sent / echoed | 6 KB msgs sent / echoed | unreliable sent / echoed | lost | misordered | corrupt | longest stall (at) | stalls > 100 / 250 ms | page main thread most late (at) | tick RTT p50 / p99 / max | 6 KB RTT p50 / p99 / max | FEC recovered | retransmissions | drain |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [t, f] of Object.entries(r.finals)) {
@@ -17,7 +17,7 @@ function trafficTable(r) {
     const corrupt = f.channels.reduce((n, c) => n + c.corrupt, 0);
     const rtt = (x) => `${x.p50} / ${x.p99} / ${x.max} ms`;
     rows.push(
-      `| ${t} | ${f.ticks} (${f.tickHz}) | ${tick.sent} / ${tick.delivered} | ${bulk.sent} / ${bulk.delivered} | ${input.sent} / ${input.delivered} (${pct(input.delivered, input.sent)} %) | ${lost} | ${misordered} | ${corrupt} | ${f.stall.maxGapMs} ms (${f.stall.atSeconds} s) | ${f.stall.over100ms} / ${f.stall.over250ms} | ${f.maxTickLateMs} ms | ${rtt(f.rttMs.tick)} | ${rtt(f.rttMs.bulk)} | ${f.core.fecRecovered} | ${f.core.retransmissions} | ${f.drainMs} ms |`,
+      `| ${t} | ${f.ticks} (${f.tickHz}) | ${tick.sent} / ${tick.delivered} | ${bulk.sent} / ${bulk.delivered} | ${input.sent} / ${input.delivered} (${pct(input.delivered, input.sent)} %) | ${lost} | ${misordered} | ${corrupt} | ${f.stall.maxGapMs} ms (${f.stall.atSeconds} s) | ${f.stall.over100ms} / ${f.stall.over250ms} | ${f.maxTickLateMs} ms (${f.maxTickLateAtSeconds} s) | ${rtt(f.rttMs.tick)} | ${rtt(f.rttMs.bulk)} | ${f.core.fecRecovered} | ${f.core.retransmissions} | ${f.drainMs} ms |`,
     );
   }
   return rows.join('\n');
@@ -63,7 +63,7 @@ function timelineTable(r) {
     const cells = [s.t.toFixed(0), ...transports.flatMap((t) => [mib(s.pages[t].jsHeapUsed), mib(s.pages[t].wasmMemory)]), mib(s.relay.heapUsed), mib(s.relay.rss), mib(s.echo.rss)];
     rows.push(`| ${cells.join(' | ')} |`);
   }
-  return `${rows.join('\n')}\n\n(MiB; page heaps after a CDP HeapProfiler.collectGarbage, relay heap after two gc() calls)`;
+  return `${rows.join('\n')}\n\n(MiB; page JS heap = V8 heap used + ArrayBuffer backing stores after a CDP HeapProfiler.collectGarbage; relay heap = V8 heap used + external after two gc() calls)`;
 }
 
 export function renderMarkdown(r) {

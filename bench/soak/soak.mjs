@@ -19,9 +19,9 @@ const TRANSPORTS = ['webtransport', 'websocket'];
 const MiB = 1 << 20;
 /** Memory series judged flat, with their tolerances (why: GC and allocator granularity differ). */
 const MEMORY_RULES = {
-  pageJsHeap: { label: 'JS heap used (after GC)', relative: 0.1, absoluteBytes: 0.5 * MiB },
+  pageJsHeap: { label: 'JS heap + ArrayBuffer stores used (after GC)', relative: 0.1, absoluteBytes: 0.5 * MiB },
   pageWasm: { label: 'wasm memory (core heap high-water)', relative: 0.1, absoluteBytes: 0.5 * MiB }, // grows in 64 KiB pages
-  relayHeap: { label: 'V8 heap used (after GC)', relative: 0.1, absoluteBytes: 1 * MiB },
+  relayHeap: { label: 'V8 heap + external (Buffers, wasm) used (after GC)', relative: 0.1, absoluteBytes: 1 * MiB },
   relayRss: { label: 'RSS', relative: 0.1, absoluteBytes: 8 * MiB }, // V8 and malloc keep freed pages a while
   echoRss: { label: 'RSS', relative: 0.1, absoluteBytes: 1 * MiB },
 };
@@ -69,13 +69,13 @@ async function openPage(browser, pagesUrl, transport, errors) {
     transport,
     page,
     context,
-    /** Page JS heap after a full GC (CDP), and how long the GC took. */
+    /** Page JS heap and ArrayBuffer backing stores (where leaked payloads would live) after a full GC (CDP). */
     async heap() {
       const t0 = performance.now();
       await cdp.send('HeapProfiler.collectGarbage');
       const gcMs = performance.now() - t0;
-      const { usedSize } = await cdp.send('Runtime.getHeapUsage');
-      return { usedSize, gcMs };
+      const { usedSize, backingStorageSize = 0 } = await cdp.send('Runtime.getHeapUsage');
+      return { usedSize, backingStorageSize, gcMs };
     },
     snapshot: () => page.evaluate(() => window.ricochetSoak.snapshot()),
   };
@@ -86,10 +86,10 @@ async function takeSample(t0, pages, relay, echo) {
   for (const p of pages) {
     const heap = await p.heap();
     const snap = await p.snapshot();
-    sample.pages[p.transport] = { jsHeapUsed: heap.usedSize, gcMs: heap.gcMs, wasmMemory: snap.wasmMemoryBytes, snapshot: snap };
+    sample.pages[p.transport] = { jsHeapUsed: heap.usedSize + heap.backingStorageSize, backingStorage: heap.backingStorageSize, gcMs: heap.gcMs, wasmMemory: snap.wasmMemoryBytes, snapshot: snap };
   }
   const r = await relay.sample();
-  sample.relay = { heapUsed: r.memory.heapUsed, rss: rssBytes(relay.pid), external: r.memory.external, arrayBuffers: r.memory.arrayBuffers, gcMs: r.gcMs };
+  sample.relay = { heapUsed: r.memory.heapUsed + r.memory.external, v8HeapUsed: r.memory.heapUsed, rss: rssBytes(relay.pid), external: r.memory.external, arrayBuffers: r.memory.arrayBuffers, gcMs: r.gcMs };
   sample.impairment = r.impairment;
   sample.echo = { rss: rssBytes(echo.pid) };
   return sample;
@@ -126,7 +126,7 @@ function checks(o, finals, memory, errors) {
     // Sequenced delivery drops stale and lost messages; most must still arrive.
     add(`${t}: unreliable messages mostly delivered (≥ 50 %)`, input.sent > 0 && input.delivered >= input.sent / 2, `${input.delivered}/${input.sent}`);
   }
-  for (const m of memory) add(`memory flat: ${m.who} ${m.label}`, m.verdict.flat, m.verdict.why ?? `${(m.verdict.growth / MiB).toFixed(2)} MiB ≤ ${(m.verdict.limit / MiB).toFixed(2)} MiB`);
+  for (const m of memory) add(`memory flat: ${m.who} ${m.label}`, m.verdict.flat, m.verdict.why ?? `grew ${(m.verdict.growth / MiB).toFixed(2)} MiB, allowed ${(m.verdict.limit / MiB).toFixed(2)} MiB`);
   add('no page errors', errors.length === 0, errors.slice(0, 3).join('; ') || 'none');
   return list;
 }
@@ -197,7 +197,7 @@ async function runSoak(o) {
       failed: list.filter((c) => !c.pass).length,
       samples: samples.map(({ impairment, ...s }) => ({
         ...s,
-        pages: Object.fromEntries(Object.entries(s.pages).map(([k, p]) => [k, { jsHeapUsed: p.jsHeapUsed, gcMs: p.gcMs, wasmMemory: p.wasmMemory, delivered: p.snapshot.channels.map((c) => c.delivered), stall: p.snapshot.stall }])),
+        pages: Object.fromEntries(Object.entries(s.pages).map(([k, p]) => [k, { jsHeapUsed: p.jsHeapUsed, backingStorage: p.backingStorage, gcMs: p.gcMs, wasmMemory: p.wasmMemory, delivered: p.snapshot.channels.map((c) => c.delivered), stall: p.snapshot.stall }])),
       })),
     };
     return result;

@@ -131,9 +131,12 @@ async function start(o) {
     rtt: ORDERED.map(() => new Histogram()),
     running: true,
     startAt: 0,
+    stoppedAt: 0,
+    scheduleBase: 0, // tick n is due at scheduleBase + n × TICK_MS
     ticks: 0,
     tickResets: 0,
     maxTickLateMs: 0,
+    maxTickLateAt: 0,
     lastTickDelivery: 0,
     stall: { maxGapMs: 0, atSeconds: 0, over100ms: 0, over250ms: 0 },
     closed: null,
@@ -151,7 +154,7 @@ async function start(o) {
   conn.on('lost', receipt('lostReceipts'));
   await conn.ready;
   log(`${choice.kind} connected`);
-  s.startAt = performance.now();
+  s.startAt = s.scheduleBase = performance.now();
   soak = s;
   scheduleTick(s);
   return { kind: choice.kind, visibility: document.visibilityState };
@@ -207,18 +210,21 @@ function send(s, channel) {
 
 function scheduleTick(s) {
   if (!s.running) return;
-  const due = s.startAt + s.ticks * TICK_MS;
+  const due = s.scheduleBase + s.ticks * TICK_MS;
   s.timer = setTimeout(() => onTick(s), Math.max(0, due - performance.now()));
 }
 
 function onTick(s) {
   if (!s.running || s.closed) return;
   const now = performance.now();
-  const late = now - (s.startAt + s.ticks * TICK_MS);
-  s.maxTickLateMs = Math.max(s.maxTickLateMs, late);
+  const late = now - (s.scheduleBase + s.ticks * TICK_MS);
+  if (late > s.maxTickLateMs) {
+    s.maxTickLateMs = late;
+    s.maxTickLateAt = (now - s.startAt) / 1000;
+  }
   // A starved main thread resumes the 60 Hz schedule from now instead of bursting to catch up.
   if (late > 5 * TICK_MS) {
-    s.startAt = now - s.ticks * TICK_MS;
+    s.scheduleBase = now - s.ticks * TICK_MS;
     s.tickResets++;
   }
   send(s, TICK);
@@ -231,7 +237,7 @@ function onTick(s) {
 /** Counters and the SDK's view, cheap enough to take every few seconds. */
 function snapshot(s = soak) {
   const st = s.conn.stats();
-  const elapsed = (performance.now() - s.startAt) / 1000;
+  const elapsed = ((s.running ? performance.now() : s.stoppedAt) - s.startAt) / 1000; // ticking time, drain excluded
   return {
     kind: s.kind,
     seconds: +elapsed.toFixed(1),
@@ -239,6 +245,7 @@ function snapshot(s = soak) {
     tickHz: +(s.ticks / Math.max(elapsed, 1e-3)).toFixed(2),
     tickResets: s.tickResets,
     maxTickLateMs: +s.maxTickLateMs.toFixed(1),
+    maxTickLateAtSeconds: +s.maxTickLateAt.toFixed(1),
     channels: s.channels.map(({ lastSeq, next, ...c }, i) => ({ name: CHANNELS[i].name, kind: CHANNELS[i].kind, ...c, missing: i === INPUT ? null : c.sent - next })),
     outstandingReceipts: s.receipts.size,
     doubleReceipts: s.doubleReceipts,
@@ -271,6 +278,7 @@ function snapshot(s = soak) {
 async function stop(drainMs) {
   const s = soak;
   s.running = false;
+  s.stoppedAt = performance.now();
   clearTimeout(s.timer);
   const done = () => s.closed || (ORDERED.every((ch) => s.channels[ch].next >= s.channels[ch].sent) && s.receipts.size === 0);
   const deadline = performance.now() + drainMs;
