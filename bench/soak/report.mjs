@@ -75,6 +75,8 @@ export function renderMarkdown(r) {
     '',
     trafficTable(r),
     '',
+    `Relay event loop, most delayed: ${r.relayLoopDelay.ms} ms (in the ${r.options.sampleSeconds} s before ${r.relayLoopDelay.beforeSeconds} s; includes the forced GCs of sampling). A stall that coincides with a late page main thread or relay loop is the host's CPU, not the network.`,
+    '',
     'What the relay\'s simulated links did:',
     '',
     linkTable(r),

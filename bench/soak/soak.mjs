@@ -89,7 +89,7 @@ async function takeSample(t0, pages, relay, echo) {
     sample.pages[p.transport] = { jsHeapUsed: heap.usedSize + heap.backingStorageSize, backingStorage: heap.backingStorageSize, gcMs: heap.gcMs, wasmMemory: snap.wasmMemoryBytes, snapshot: snap };
   }
   const r = await relay.sample();
-  sample.relay = { heapUsed: r.memory.heapUsed + r.memory.external, v8HeapUsed: r.memory.heapUsed, rss: rssBytes(relay.pid), external: r.memory.external, arrayBuffers: r.memory.arrayBuffers, gcMs: r.gcMs };
+  sample.relay = { heapUsed: r.memory.heapUsed + r.memory.external, v8HeapUsed: r.memory.heapUsed, rss: rssBytes(relay.pid), external: r.memory.external, arrayBuffers: r.memory.arrayBuffers, gcMs: r.gcMs, loopDelayMaxMs: r.loopDelayMaxMs };
   sample.impairment = r.impairment;
   sample.echo = { rss: rssBytes(echo.pid) };
   return sample;
@@ -113,7 +113,8 @@ function checks(o, finals, memory, errors) {
     const f = finals[t];
     const [tick, bulk, input] = f.channels;
     add(`${t}: connected over ${t}`, f.kind === t, f.kind);
-    add(`${t}: traffic at 60 Hz (≥ 54 Hz achieved)`, f.tickHz >= 54, `${f.tickHz} Hz, ${f.ticks} ticks, ${f.tickResets} schedule resets`);
+    // 80 %: a throttled page (timers at 1 Hz) fails, a busy shared machine does not.
+    add(`${t}: traffic near 60 Hz (≥ 48 Hz achieved)`, f.tickHz >= 48, `${f.tickHz} Hz, ${f.ticks} ticks, ${f.tickResets} schedule resets`);
     add(`${t}: no corrupt payload`, f.channels.every((c) => c.corrupt === 0), f.channels.map((c) => c.corrupt).join('/'));
     add(
       `${t}: no reliable message lost (all echoed after the drain)`,
@@ -129,6 +130,14 @@ function checks(o, finals, memory, errors) {
   for (const m of memory) add(`memory flat: ${m.who} ${m.label}`, m.verdict.flat, m.verdict.why ?? `grew ${(m.verdict.growth / MiB).toFixed(2)} MiB, allowed ${(m.verdict.limit / MiB).toFixed(2)} MiB`);
   add('no page errors', errors.length === 0, errors.slice(0, 3).join('; ') || 'none');
   return list;
+}
+
+/** The relay's worst event-loop delay and when (the sample interval it fell in). */
+function mostLoopDelay(samples) {
+  let worst = { ms: 0, beforeSeconds: 0 };
+  // The first sample's interval is the relay's start-up and the handshakes, not the soak.
+  for (const s of samples.slice(1)) if (s.relay.loopDelayMaxMs > worst.ms) worst = { ms: +s.relay.loopDelayMaxMs.toFixed(1), beforeSeconds: +s.t.toFixed(1) };
+  return worst;
 }
 
 function judgeMemory(o, samples) {
@@ -192,6 +201,7 @@ async function runSoak(o) {
       finals,
       impairment: last.impairment,
       memory,
+      relayLoopDelay: mostLoopDelay(samples),
       checks: list,
       passed: list.filter((c) => c.pass).length,
       failed: list.filter((c) => !c.pass).length,
