@@ -94,6 +94,19 @@ async function main() {
     }),
   );
   await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
+  // Scenario S4, bounded: its checks (nothing lost or misordered, memory flat) count as tests.
+  await step('soak S4, 2 minutes (chromium over WebTransport and WebSocket, relay impairment)', async () => {
+    await exec(process.execPath, ['--test', join(ROOT, 'bench', 'soak')], { onLine: countNodeTests });
+    await exec(process.execPath, [join(ROOT, 'bench', 'soak', 'soak.mjs'), '--minutes', process.env.RICOCHET_SOAK_MINUTES ?? '2'], {
+      onLine: (line) => {
+        const m = line.match(/^(\d+) passed, (\d+) failed$/);
+        if (m) {
+          totals.passed += +m[1];
+          totals.failed += +m[2];
+        }
+      },
+    });
+  });
 }
 
 /** Adds a `node --test` summary line's count to the totals. */
