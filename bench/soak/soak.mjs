@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { describeRule, judgeFlat, rssBytes } from './memory.mjs';
+import { describeRule, judgeFlat, procStatus, rssBytes } from './memory.mjs';
 import { renderMarkdown } from './report.mjs';
 import { ROOT, launchChromium, startEcho, startPages, startRelay } from './stack.mjs';
 
@@ -89,7 +89,8 @@ async function takeSample(t0, pages, relay, echo) {
     sample.pages[p.transport] = { jsHeapUsed: heap.usedSize + heap.backingStorageSize, backingStorage: heap.backingStorageSize, gcMs: heap.gcMs, wasmMemory: snap.wasmMemoryBytes, snapshot: snap };
   }
   const r = await relay.sample();
-  sample.relay = { heapUsed: r.memory.heapUsed + r.memory.external, v8HeapUsed: r.memory.heapUsed, rss: rssBytes(relay.pid), external: r.memory.external, arrayBuffers: r.memory.arrayBuffers, gcMs: r.gcMs, loopDelayMaxMs: r.loopDelayMaxMs };
+  const relayProc = procStatus(relay.pid);
+  sample.relay = { heapUsed: r.memory.heapUsed + r.memory.external, v8HeapUsed: r.memory.heapUsed, v8HeapTotal: r.memory.heapTotal, rss: relayProc.rss, rssAnon: relayProc.rssAnon, threads: relayProc.threads, external: r.memory.external, arrayBuffers: r.memory.arrayBuffers, gcMs: r.gcMs, loopDelayMaxMs: r.loopDelayMaxMs };
   sample.impairment = r.impairment;
   sample.echo = { rss: rssBytes(echo.pid) };
   return sample;
