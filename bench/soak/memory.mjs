@@ -3,9 +3,18 @@ import { readFileSync } from 'node:fs';
 
 /** Resident set size of a process, from /proc (Linux). */
 export function rssBytes(pid) {
-  const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB$/m);
-  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
-  return Number(m[1]) * 1024;
+  return procStatus(pid).rss;
+}
+
+/** RSS and what it is made of (anonymous vs file-backed), and the thread count: to attribute a change. */
+export function procStatus(pid) {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) => {
+    const m = text.match(new RegExp(`^${name}:\\s+(\\d+)`, 'm'));
+    if (!m) throw new Error(`no ${name} for pid ${pid}`);
+    return Number(m[1]);
+  };
+  return { rss: field('VmRSS') * 1024, rssAnon: field('RssAnon') * 1024, rssFile: field('RssFile') * 1024, threads: field('Threads') };
 }
 
 const median = (xs) => {
