@@ -16,13 +16,16 @@
 //! `--max-ms` passes. The connection uses the core's configuration preset as
 //! it is, so the benchmark follows whatever the core does.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use ricochet_native::{AcceptPolicy, Config, Event, ServerConfig, UdpClient, UdpServer};
+
+#[path = "peer_io/mod.rs"]
+mod peer_io;
+use peer_io::{emit, stdin_closed};
 
 const HEADER: usize = 16;
 /// Longest one poll waits, so stop requests are seen promptly.
@@ -98,24 +101,6 @@ fn intact(data: &[u8]) -> bool {
     fill(&mut want, u32::from_le_bytes(data[0..4].try_into().unwrap_or_default()));
     want[8..16].copy_from_slice(&data[8..16]);
     want == data
-}
-
-fn emit(line: &str) {
-    let mut out = io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-/// Set when stdin reaches end of file.
-fn stdin_closed() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = flag.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 256];
-        while matches!(io::stdin().read(&mut buf), Ok(n) if n > 0) {}
-        f.store(true, Ordering::SeqCst);
-    });
-    flag
 }
 
 fn receive(a: &Args) -> io::Result<()> {

@@ -12,13 +12,16 @@
 //! `{"event":"result",...}`. The core's configuration preset is used as it
 //! is, congestion control included, so the benchmark follows the core.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use ricochet_native::{AcceptPolicy, Config, Event, SendError, ServerConfig, UdpClient, UdpServer};
+
+#[path = "peer_io/mod.rs"]
+mod peer_io;
+use peer_io::{emit, stdin_closed};
 
 const MAX_WAIT: Duration = Duration::from_millis(2);
 
@@ -49,24 +52,6 @@ fn parse_args() -> Result<Args, String> {
         return Err("need --listen/--to HOST:PORT and --chunk ≥ 4".into());
     }
     Ok(a)
-}
-
-fn emit(line: &str) {
-    let mut out = io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-/// Set when stdin reaches end of file.
-fn stdin_closed() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = flag.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 256];
-        while matches!(io::stdin().read(&mut buf), Ok(n) if n > 0) {}
-        f.store(true, Ordering::SeqCst);
-    });
-    flag
 }
 
 fn receive(a: &Args) -> io::Result<()> {
