@@ -121,8 +121,9 @@ for (const c of CASES) {
           expect(Math.abs(lossIn - ba.lossRatio)).toBeLessThanOrEqual(0.03);
           expect(Math.abs(lossOut - lostBeforeRelay)).toBeLessThanOrEqual(0.03);
           expect(lossOut).toBeGreaterThanOrEqual(ab.lossRatio - 0.03);
-          // An echoed unreliable message needs both trips.
-          expect(Math.abs(unreliableRatio - (1 - lossOut) * (1 - lossIn))).toBeLessThanOrEqual(0.08);
+          // An echoed unreliable message needs both trips (bursts concentrate
+          // loss on fewer packets, so the product is rougher there).
+          expect(Math.abs(unreliableRatio - (1 - lossOut) * (1 - lossIn))).toBeLessThanOrEqual(c.loss >= 0.1 ? 0.12 : 0.08);
           // Unreliable messages reported lost: none of them came back, and
           // their share follows the outbound loss (roughly: they leave in
           // bursts at each tick, where Chromium's own drops cluster too).
