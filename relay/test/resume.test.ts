@@ -52,6 +52,19 @@ const waitFor = async (cond: () => boolean, ms = 10_000) => {
   return cond();
 };
 
+/**
+ * The relay's view of the one session `start` opens (by ID, not by the
+ * relay-wide count: sessions of earlier tests may still be ending).
+ */
+async function ownSession<T>(start: () => Promise<T>): Promise<{ s: T; relaySession: () => { parked: boolean } | undefined }> {
+  const ids = () => relay.impairmentReport().sessions.map((x) => x.id);
+  const before = new Set(ids());
+  const s = await start();
+  const mine = ids().filter((id) => !before.has(id));
+  expect(mine).toHaveLength(1);
+  return { s, relaySession: () => relay.impairmentReport().sessions.find((x) => x.id === mine[0]) };
+}
+
 /** `ws` sockets the SDK opens, so a test can cut one like a network would (no close frame). */
 const sockets: WebSocket[] = [];
 class TrackedWebSocket extends WebSocket {
@@ -177,17 +190,16 @@ describe('session resumption through the relay', () => {
   });
 
   it('a socket the client closes on purpose ends its session at once, nothing parked', async () => {
-    const s = await echoSession(token());
-    const sessions = relay.sessionCount;
+    const { s, relaySession: session } = await ownSession(() => echoSession(token()));
     s.stop();
     s.conn.close();
     // Judged by state, not by a deadline (CI machines stall): a parked session
-    // would be visible as parked for the whole resume window, so polling every
+    // stays visible as parked for the whole resume window, so polling every
     // 10 ms until the session is gone must never see it parked.
     let sawParked = false;
     const gone = await waitFor(() => {
-      sawParked ||= relay.impairmentReport().sessions.some((x) => x.parked);
-      return relay.sessionCount === sessions - 1;
+      sawParked ||= session()?.parked === true;
+      return session() === undefined;
     });
     expect(gone).toBe(true);
     expect(sawParked).toBe(false);
@@ -212,9 +224,7 @@ describe('session resumption through the relay', () => {
   });
 
   it('a session parked longer than resumeWindowMs ends, and the client is told its resume failed', async () => {
-    const t = token();
-    const s = await echoSession(t);
-    const sessions = relay.sessionCount;
+    const { s, relaySession } = await ownSession(() => echoSession(token()));
     // Cut the socket and keep the client from reconnecting until the window has passed.
     const conn = s.conn as unknown as { resume: { reconnect: () => Promise<unknown> } };
     const open = conn.resume.reconnect;
@@ -223,7 +233,8 @@ describe('session resumption through the relay', () => {
       return open();
     };
     sockets.at(-1)!.terminate();
-    expect(await waitFor(() => relay.sessionCount === sessions - 1, RESUME_WINDOW_MS + 1_000)).toBe(true);
+    // Had the relay kept it past the window, the late reconnect would resume it.
+    expect(await waitFor(() => relaySession() === undefined)).toBe(true);
     expect(await waitFor(() => s.conn.state === 'closed', 5_000)).toBe(true);
     s.stop();
     expect(s.conn.closeInfo?.code).toBe('RICOCHET_ERR_RESUME_FAILED');
