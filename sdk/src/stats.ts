@@ -33,6 +33,12 @@ export interface ConnectionStats {
   bytesIn: number;
   packetsLost: number;
   retransmissions: number;
+  /**
+   * Packets whose reliable data went again because their ACK was overdue on
+   * a thin stream (a game's few packets per round trip), before any loss was
+   * known; some had only lost their ACK.
+   */
+  earlyResends: number;
   duplicates: number;
   malformed: number;
   noRoom: number;
@@ -46,10 +52,10 @@ export interface ConnectionStats {
 }
 
 export function decodeStats(v: ArrayLike<number>): ConnectionStats {
-  const n = v[26] ?? 0;
+  const n = v[27] ?? 0;
   const channels: ChannelStats[] = [];
   for (let i = 0; i < n; i++) {
-    const b = 27 + i * 4;
+    const b = 28 + i * 4;
     channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
   }
   return {
@@ -79,6 +85,7 @@ export function decodeStats(v: ArrayLike<number>): ConnectionStats {
     fecRepairPacketsOut: v[23]!,
     fecPeerLoss: v[24]!,
     fecPeerBurst: v[25]!,
+    earlyResends: v[26]!,
     channels,
   };
 }

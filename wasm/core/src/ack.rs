@@ -25,6 +25,8 @@ pub struct ReceivedPackets {
     first_unacked_time: Option<u64>,
     first_pn: Option<u64>,
     unique: u64,
+    /// When the last ack-eliciting packet arrived.
+    last_eliciting_at: Option<u64>,
 }
 
 pub enum Insert {
@@ -101,11 +103,19 @@ impl ReceivedPackets {
     /// Note that the packet just inserted was ack-eliciting (or not).
     /// Packets that elicit nothing (pure ACKs) are recorded but never make
     /// an ACK owed: the peer does not track them.
-    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool) {
+    ///
+    /// Delaying an ACK pays when it can cover the next packet or ride on our
+    /// own data. A sparse stream (nothing else arrived within the ACK delay)
+    /// towards a `quiet` side (nothing of ours to ride on) gains neither,
+    /// and the delay would only hold back the sender's loss detection: such
+    /// a packet is acknowledged at once.
+    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool, max_ack_delay: u64, quiet: bool) {
         if ack_eliciting {
+            let sparse = self.last_eliciting_at.is_none_or(|t| now.saturating_sub(t) > max_ack_delay);
+            self.last_eliciting_at = Some(now);
             self.ack_owed = true;
             self.unacked_eliciting += 1;
-            if self.unacked_eliciting >= 2 {
+            if self.unacked_eliciting >= 2 || (sparse && quiet) {
                 self.immediate = true;
             }
             self.first_unacked_time.get_or_insert(now);
@@ -269,5 +279,29 @@ mod tests {
         }
         assert!((rp.loss_in(0) - 10.0 / 99.0).abs() < 0.02);
         assert!((rp.loss_in(5) - 15.0 / 99.0).abs() < 0.02);
+    }
+
+    /// One ack-eliciting packet arriving at `now` after an ACK went out.
+    fn arrive(rp: &mut ReceivedPackets, pn: u64, now: u64, quiet: bool) -> Option<u64> {
+        rp.insert(pn, now);
+        rp.on_packet(now, true, 5_000, quiet);
+        let due = rp.ack_deadline(5_000);
+        rp.on_ack_sent();
+        due
+    }
+
+    #[test]
+    fn a_sparse_stream_to_a_quiet_side_is_acked_at_once() {
+        let mut rp = ReceivedPackets::default();
+        arrive(&mut rp, 0, 0, true);
+        assert_eq!(arrive(&mut rp, 1, 16_667, true), Some(16_667), "a 60 Hz stream, nothing of ours to ride on");
+    }
+
+    #[test]
+    fn an_ack_waits_to_ride_on_our_own_data_or_to_cover_the_next_packet() {
+        let mut rp = ReceivedPackets::default();
+        arrive(&mut rp, 0, 0, false);
+        assert_eq!(arrive(&mut rp, 1, 16_667, false), Some(21_667), "we send too: the ACK may ride on our data");
+        assert_eq!(arrive(&mut rp, 2, 18_000, true), Some(23_000), "packets 1.3 ms apart: the next may share the ACK");
     }
 }

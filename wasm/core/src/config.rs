@@ -112,6 +112,11 @@ pub struct Config {
     pub packet_threshold: u64,
     /// Largest handshake payload (HELLO) and reject reason, bytes. Default 512.
     pub max_handshake_payload: usize,
+    /// Thin streams (in flight at most half the window): send a packet's
+    /// reliable data again as soon as its ACK is overdue (srtt + 4·rttvar +
+    /// the peer's usual ACK delay), without waiting for a later packet to
+    /// reveal the loss. Costs one resent message per lost ACK. Default true.
+    pub early_resend: bool,
     /// Congestion controller (and pacing). Default `CongestionKind::Bbr`.
     pub congestion: CongestionKind,
     /// Forward error correction on this side's packets. Default
@@ -142,6 +147,7 @@ impl Default for Config {
             initial_rtt_us: 100_000,
             packet_threshold: 3,
             max_handshake_payload: 512,
+            early_resend: true,
             congestion: CongestionKind::Bbr,
             fec: FecConfig::balanced(),
         }

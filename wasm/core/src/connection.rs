@@ -82,6 +82,8 @@ pub struct Connection {
     pub(crate) lost_scratch: Vec<SentPacket>,
     pub(crate) released_scratch: Vec<Released>,
     pub(crate) fec: FecState,
+    /// Packets below this need no early resend (see `early_resend`).
+    pub(crate) early_cursor: u64,
 }
 
 impl Connection {
@@ -171,6 +173,7 @@ impl Connection {
             lost_scratch: Vec::new(),
             released_scratch: Vec::new(),
             fec: FecState::new(config.fec, config.max_datagram_size),
+            early_cursor: 0,
             config,
         };
         c.refresh_timers();
@@ -448,7 +451,9 @@ impl Connection {
             return Err(DropReason::NoRoom);
         }
         self.received.insert(pn, now);
-        self.received.on_packet(now, eliciting);
+        // Nothing ack-eliciting of ours left lately: an ACK has no data to ride on.
+        let quiet = now.saturating_sub(self.last_eliciting_sent) > self.config.max_ack_delay_us;
+        self.received.on_packet(now, eliciting, self.config.max_ack_delay_us, quiet);
         if !carries_repair {
             self.fec.rx.store(now, pn, body);
         }
@@ -694,6 +699,9 @@ impl Connection {
         if self.timers.expire(Timer::Probe, now) {
             self.on_probe_timeout();
         }
+        if self.timers.expire(Timer::EarlyResend, now) {
+            self.on_early_resend_timeout(now);
+        }
         if self.timers.expire(Timer::Keepalive, now) {
             self.ping_due = true;
         }
@@ -711,6 +719,7 @@ impl Connection {
     /// unacknowledged reliable data (or a PING) in up to two probe packets.
     fn on_probe_timeout(&mut self) {
         self.pto_count = (self.pto_count + 1).min(16);
+        self.stop_awaiting_open_group();
         self.probes_due = 2;
         let mut probe: Vec<Chunk> = Vec::new();
         for p in self.sent.oldest(2) {
@@ -760,7 +769,10 @@ impl Connection {
             Some(t) => self.timers.set(Timer::Ack, t),
             None => self.timers.stop(Timer::Ack),
         }
-        if self.sent.is_empty() || self.timers.get(Timer::LossDetection).is_some() {
+        self.refresh_early_resend();
+        // A probe also settles lost packets still awaiting a rebuild verdict
+        // (see rebuild_wait): with nothing else to send, its ACK decides them.
+        if (self.sent.is_empty() && self.fec.awaiting.is_empty()) || self.timers.get(Timer::LossDetection).is_some() {
             self.timers.stop(Timer::Probe);
         } else {
             let pto = self.rtt.pto_base(self.config.max_ack_delay_us) << self.pto_count.min(10);

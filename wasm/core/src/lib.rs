@@ -29,6 +29,7 @@ pub mod ack;
 pub mod config;
 pub mod congestion;
 mod connection;
+mod early_resend;
 pub mod error;
 pub mod event;
 pub mod fec;

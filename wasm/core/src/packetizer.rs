@@ -144,6 +144,7 @@ impl Connection {
         self.paced_until = waiting.then_some(release);
         let mut chunks = self.sent.take_chunk_vec();
         let mut payload = 0usize;
+        let mut resends = probing;
         if (room && !paced) || probing {
             let mut run: Option<Run> = None;
             while let Some(&c) = self.retransmit.front() {
@@ -157,6 +158,7 @@ impl Connection {
                 payload += data.len();
                 self.retransmit.pop_front();
                 self.stats.retransmissions += 1;
+                resends = true;
                 chunks.push(c);
             }
             self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
@@ -205,7 +207,7 @@ impl Connection {
             let rate = self.cc.pacing_rate(&self.rtt);
             self.pacer.on_sent(now, rate, n as u64);
             let delivery = self.delivery.on_sent(now, self.sent.bytes_in_flight());
-            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery });
+            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery, resent_early: resends });
             self.cc.on_sent(now, n as u64, self.sent.bytes_in_flight());
         } else {
             self.sent.recycle(chunks);

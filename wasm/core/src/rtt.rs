@@ -7,11 +7,13 @@ pub struct RttEstimator {
     min: u64,
     latest: u64,
     has_sample: bool,
+    /// Smoothed ACK delay the peer reports (capped at its maximum).
+    ack_delay: u64,
 }
 
 impl RttEstimator {
     pub fn new(initial_rtt_us: u64) -> Self {
-        RttEstimator { smoothed: initial_rtt_us, var: initial_rtt_us / 2, min: u64::MAX, latest: initial_rtt_us, has_sample: false }
+        RttEstimator { smoothed: initial_rtt_us, var: initial_rtt_us / 2, min: u64::MAX, latest: initial_rtt_us, has_sample: false, ack_delay: 0 }
     }
 
     /// One sample: `rtt` measured from send to ack, `ack_delay` as reported
@@ -25,7 +27,9 @@ impl RttEstimator {
             self.has_sample = true;
             self.smoothed = adjusted;
             self.var = adjusted / 2;
+            self.ack_delay = ack_delay;
         } else {
+            self.ack_delay = (7 * self.ack_delay + ack_delay) / 8;
             let diff = self.smoothed.abs_diff(adjusted);
             self.var = (3 * self.var + diff) / 4;
             self.smoothed = (7 * self.smoothed + adjusted) / 8;
@@ -52,6 +56,12 @@ impl RttEstimator {
     /// Probe timeout before backoff: srtt + max(4·rttvar, 1 ms) + peer ack delay.
     pub fn pto_base(&self, max_ack_delay: u64) -> u64 {
         self.smoothed + (4 * self.var).max(1_000) + max_ack_delay
+    }
+
+    /// How long after sending an ACK is overdue (early resend on thin
+    /// streams): srtt + max(4·rttvar, 1 ms) + the peer's usual ACK delay.
+    pub fn ack_overdue_after(&self) -> u64 {
+        self.smoothed + (4 * self.var).max(1_000) + self.ack_delay
     }
 
     /// Time after which an unacknowledged packet older than a newer acked

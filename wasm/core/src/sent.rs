@@ -21,6 +21,11 @@ pub struct SentPacket {
     pub chunks: Vec<Chunk>,
     /// Delivery-rate bookkeeping at send (see `congestion::delivery`).
     pub delivery: DeliveryStamp,
+    /// No early resend for this packet (see `early_resend`): its data was
+    /// already sent again, or it is itself a retransmission or probe (a
+    /// retransmission whose ACK is overdue waits for loss detection or the
+    /// probe timeout, which back off; early resends do not).
+    pub resent_early: bool,
 }
 
 /// Ack-eliciting packets awaiting acknowledgement, indexed by packet number.
@@ -83,6 +88,11 @@ impl SentPackets {
         self.slots.get(idx)?.as_ref()
     }
 
+    pub fn get_mut(&mut self, pn: u64) -> Option<&mut SentPacket> {
+        let idx = usize::try_from(pn.checked_sub(self.base_pn)?).ok()?;
+        self.slots.get_mut(idx)?.as_mut()
+    }
+
     /// Tracked packet numbers lie in `base..end` (acks outside have nothing to do).
     pub fn tracked(&self) -> core::ops::Range<u64> {
         self.base_pn..self.base_pn + self.slots.len() as u64
@@ -132,7 +142,7 @@ mod tests {
     use super::*;
 
     fn packet(pn: u64, t: u64) -> SentPacket {
-        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new(), delivery: DeliveryStamp::default() }
+        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new(), delivery: DeliveryStamp::default(), resent_early: false }
     }
 
     #[test]

@@ -45,6 +45,10 @@ pub struct Stats {
     pub eliciting_packets_out: u64,
     /// Message fragments sent again after loss or on probe.
     pub retransmissions: u64,
+    /// Packets whose reliable data was sent again because their ACK was
+    /// overdue on a thin stream, before any loss was known (some of them
+    /// had only lost their ACK).
+    pub early_resends: u64,
     /// Packets received twice (dropped).
     pub duplicates: u64,
     /// Datagrams dropped as malformed.

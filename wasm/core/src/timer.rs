@@ -23,9 +23,11 @@ pub enum Timer {
     Repair = 8,
     /// Pacing: the next queued datagram may leave.
     Pacing = 9,
+    /// Thin stream: a packet's ACK is overdue, send its reliable data again.
+    EarlyResend = 10,
 }
 
-const COUNT: usize = 10;
+const COUNT: usize = 11;
 const ALL: [Timer; COUNT] = [
     Timer::HelloResend,
     Timer::Handshake,
@@ -37,6 +39,7 @@ const ALL: [Timer; COUNT] = [
     Timer::Drain,
     Timer::Repair,
     Timer::Pacing,
+    Timer::EarlyResend,
 ];
 
 #[derive(Clone, Debug, Default)]

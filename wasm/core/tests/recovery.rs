@@ -63,7 +63,9 @@ fn probes_back_off_exponentially_while_the_peer_is_silent() {
             last = sent;
         }
     }
-    let gaps: Vec<u64> = sends.windows(2).map(|w| w[1] - w[0]).collect();
+    // The first resend may be the thin stream's early resend (once, for a
+    // first transmission); the probes after it back off.
+    let gaps: Vec<u64> = sends.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
     assert!(gaps.len() >= 5, "probes: {gaps:?}");
     for w in gaps.windows(2).take(5) {
         assert!(w[1] >= w[0] * 3 / 2, "probe intervals should grow: {gaps:?}");

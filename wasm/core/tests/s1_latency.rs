@@ -129,8 +129,9 @@ fn s1_without_loss_delivers_within_the_link_delay() {
 fn s1_at_1pct_loss_keeps_mean_plus_sd_low() {
     let r = run_s1("s1_1pct", 2);
     let s = summarize("s1_1pct", &r);
-    // Goal 13 ms on real sockets; measured 16.5 ms here without FEC (main, Nov 2026).
-    assert!(s.mean_ms + s.sd_ms <= 22.0, "mean+sd {:.1} ms", s.mean_ms + s.sd_ms);
+    // Goal 13 ms on real sockets; measured here 16.5 ms without FEC, 15.9 with
+    // FEC, 13.8 with FEC and early resend (main, Nov 2026).
+    assert!(s.mean_ms + s.sd_ms <= 17.0, "mean+sd {:.1} ms", s.mean_ms + s.sd_ms);
     assert!(r.wire_bytes_per_payload_byte < 1.5, "{:.3} wire bytes per payload byte", r.wire_bytes_per_payload_byte);
 }
 
@@ -138,16 +139,19 @@ fn s1_at_1pct_loss_keeps_mean_plus_sd_low() {
 fn s1_at_5pct_loss_repairs_within_a_few_round_trips() {
     let r = run_s1("s1_5pct", 3);
     let s = summarize("s1_5pct", &r);
-    // Goal 25 ms on real sockets; measured 55 ms here without FEC; kcp-go ≈ 50 ms, TCP ≈ 200 ms.
-    assert!(s.p99_ms <= 80.0, "p99 {:.1} ms", s.p99_ms);
-    assert!(r.wire_bytes_per_payload_byte < 1.6, "{:.3} wire bytes per payload byte", r.wire_bytes_per_payload_byte);
+    // Goal 25 ms on real sockets; measured here 55 ms without FEC, 49 with
+    // FEC, 36 with FEC and early resend (1.63 bytes per payload byte; 1.32
+    // with FEC off); kcp-go ≈ 50 ms, TCP ≈ 200 ms on real sockets.
+    assert!(s.p99_ms <= 45.0, "p99 {:.1} ms", s.p99_ms);
+    assert!(r.wire_bytes_per_payload_byte < 1.75, "{:.3} wire bytes per payload byte", r.wire_bytes_per_payload_byte);
 }
 
 #[test]
 fn s1_under_bursty_loss_repairs_within_a_few_round_trips() {
     let r = run_s1("s1_bursty", 4);
     let s = summarize("s1_bursty", &r);
-    // Measured 99 ms p99 and 134 ms p99.9 here without FEC.
-    assert!(s.p99_ms <= 150.0, "p99 {:.1} ms", s.p99_ms);
-    assert!(s.p999_ms <= 250.0, "p99.9 {:.1} ms", s.p999_ms);
+    // Measured here: p99 99 ms and p99.9 134 ms without FEC; 68 and 109 with
+    // FEC; 41 and 67 with FEC and early resend.
+    assert!(s.p99_ms <= 60.0, "p99 {:.1} ms", s.p99_ms);
+    assert!(s.p999_ms <= 110.0, "p99.9 {:.1} ms", s.p999_ms);
 }

@@ -30,6 +30,16 @@ impl Connection {
         true
     }
 
+    /// A probe timeout: a lost packet whose group is still open would wait
+    /// for more data to close it, which a quiet sender may never send. Drop
+    /// that group, so the probe's ACK settles the packet (`Lost`).
+    pub(crate) fn stop_awaiting_open_group(&mut self) {
+        let open = self.fec.awaiting.iter().any(|a| self.fec.tx.repair_of(a.pn) == Some(RepairFate::Pending));
+        if open {
+            self.fec.tx.abandon_open_group();
+        }
+    }
+
     /// An ACK arrived (largest expanded): settle the awaited packets it can.
     pub(crate) fn ack_awaited(&mut self, largest: u64, first_range: u64, ranges: &[u8]) {
         let mut i = 0;

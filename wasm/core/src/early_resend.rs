@@ -1,0 +1,77 @@
+//! Early resend for thin streams. A game's reliable messages often leave one
+//! packet per tick: too few for a later packet's ACK to reveal a loss soon
+//! (RFC 9002's packet and time thresholds both need one), so a lost message
+//! waits a tick for the gap to show, plus a round trip. While the connection
+//! is app-limited (in flight at most half the window), a packet with
+//! reliable data (a first transmission) whose ACK is overdue — sent longer ago than the smoothed RTT,
+//! four deviations and the peer's usual ACK delay — has that data sent again,
+//! once. The packet is not declared lost: loss counters and congestion
+//! control see only real losses, and a late ACK turns the resend into a
+//! harmless duplicate (the cost: one message per lost ACK). Linux TCP's
+//! thin-stream mode and KCP's per-segment timeout make the same trade.
+//!
+//! Packets are scanned in send order from a cursor, so each is looked at
+//! about once however often the timer is refreshed.
+
+use crate::connection::Connection;
+use crate::timer::Timer;
+
+impl Connection {
+    /// True while the sender is thin: little in flight compared with what
+    /// the controller allows, so a resend cannot crowd anything out.
+    fn thin(&self) -> bool {
+        self.config.early_resend && self.pto_count == 0 && self.rtt.has_sample() && self.sent.bytes_in_flight() * 2 <= self.cc.window()
+    }
+
+    /// The first packet at or after the cursor that may still need an early
+    /// resend; moves the cursor past the ones that cannot.
+    fn early_candidate(&mut self) -> Option<u64> {
+        let tracked = self.sent.tracked();
+        let mut pn = self.early_cursor.max(tracked.start);
+        while pn < tracked.end {
+            let resendable = self.sent.get(pn).is_some_and(|p| !p.resent_early && p.chunks.iter().any(|c| self.send[c.channel as usize].kind().is_reliable()));
+            if resendable {
+                break;
+            }
+            pn += 1;
+        }
+        self.early_cursor = pn;
+        (pn < tracked.end).then_some(pn)
+    }
+
+    /// Arm or stop `Timer::EarlyResend` (part of `refresh_timers`).
+    pub(crate) fn refresh_early_resend(&mut self) {
+        let at = if self.thin() { self.early_candidate().and_then(|pn| self.sent.get(pn)).map(|p| p.time_sent + self.rtt.ack_overdue_after()) } else { None };
+        match at {
+            Some(t) => self.timers.set(Timer::EarlyResend, t),
+            None => self.timers.stop(Timer::EarlyResend),
+        }
+    }
+
+    /// `Timer::EarlyResend` fired: queue the unacknowledged reliable data of
+    /// every overdue packet (oldest first, after earlier retransmissions).
+    pub(crate) fn on_early_resend_timeout(&mut self, now: u64) {
+        if !self.thin() {
+            return;
+        }
+        let overdue = self.rtt.ack_overdue_after();
+        while let Some(pn) = self.early_candidate() {
+            let Some(p) = self.sent.get_mut(pn) else { break };
+            if p.time_sent + overdue > now {
+                break;
+            }
+            p.resent_early = true;
+            let mut queued = false;
+            for &c in &p.chunks {
+                let ch = &self.send[c.channel as usize];
+                if ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) && !self.retransmit.contains(&c) {
+                    self.retransmit.push_back(c);
+                    queued = true;
+                }
+            }
+            if queued {
+                self.stats.early_resends += 1;
+            }
+        }
+    }
+}
