@@ -30,6 +30,7 @@ pub mod config;
 pub mod congestion;
 mod connection;
 mod early_resend;
+mod loss;
 pub mod error;
 pub mod event;
 pub mod fec;
