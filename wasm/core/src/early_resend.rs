@@ -2,7 +2,8 @@
 //! packet per tick: too few for a later packet's ACK to reveal a loss soon
 //! (RFC 9002's packet and time thresholds both need one), so a lost message
 //! waits a tick for the gap to show, plus a round trip. While the connection
-//! is app-limited (in flight at most half the window), a packet with
+//! is app-limited (in flight at most half the window, no bulk transfer
+//! queued), a packet with
 //! reliable data (a first transmission) whose ACK is overdue — sent longer ago than the smoothed RTT,
 //! four deviations and the peer's usual ACK delay — has that data sent again,
 //! once. The packet is not declared lost: loss counters and congestion
@@ -20,7 +21,7 @@ impl Connection {
     /// True while the sender is thin: little in flight compared with what
     /// the controller allows, so a resend cannot crowd anything out.
     fn thin(&self) -> bool {
-        self.config.early_resend && self.pto_count == 0 && self.rtt.has_sample() && self.sent.bytes_in_flight() * 2 <= self.cc.window()
+        self.config.early_resend && self.pto_count == 0 && self.rtt.has_sample() && self.sent.bytes_in_flight() * 2 <= self.cc.window() && !self.bulk()
     }
 
     /// The first packet at or after the cursor that may still need an early

@@ -193,7 +193,11 @@ impl Connection {
         let n = w.len();
         if fec_active {
             let deadline = self.repair_deadline(now, &chunks);
-            self.fec.tx.on_packet_sent(now, pn, &w.written()[wire::DATA_HEADER_LEN..], !chunks.is_empty(), deadline);
+            // A bulk transfer gains nothing from repair (a round trip is
+            // cheap beside its length) and would pay for it in goodput; a
+            // channel with a latency target is protected regardless.
+            let protect = !chunks.is_empty() && (deadline.is_some() || !self.bulk());
+            self.fec.tx.on_packet_sent(now, pn, &w.written()[wire::DATA_HEADER_LEN..], protect, deadline);
         }
         self.stats.payload_bytes_out += payload as u64;
         self.stats.overhead_bytes_out += (n - payload) as u64;
@@ -216,6 +220,12 @@ impl Connection {
     }
 
     /// Retransmissions or first transmissions are waiting.
+    /// A bulk transfer is under way: more is buffered than two congestion
+    /// windows, so the path, not the application, sets the pace.
+    pub(crate) fn bulk(&self) -> bool {
+        self.send_buffered as u64 > self.cc.window().saturating_mul(2)
+    }
+
     fn has_unsent(&self) -> bool {
         !self.retransmit.is_empty() || self.send.iter().any(|s| s.queued_messages() > 0)
     }

@@ -370,3 +370,44 @@ fn a_lost_last_packet_still_gets_its_verdict_when_the_sender_goes_quiet() {
         assert!(pending.is_empty(), "seed {seed}: no verdict for {pending:?}");
     }
 }
+
+/// 20 Mbit/s each way, 10 ms one way, 5 % iid loss, a 100 kB queue.
+fn lossy_bottleneck() -> NetworkProfile {
+    let l = LinkConfig { latency_us: 10_000, loss: LossModel::iid(0.05), rate_bytes_per_sec: 2_500_000, queue_bytes: 100_000, ..LinkConfig::default() };
+    NetworkProfile { name: "lossy bottleneck", client_to_server: l, server_to_client: l }
+}
+
+/// Queues `total` bytes of 1,000-byte messages on channel `ch` at once and
+/// runs until they are all delivered; returns the client's repair bytes and
+/// all bytes sent.
+fn bulk_repair_share(channels: Vec<ChannelConfig>, total: u32) -> f64 {
+    let cfg = Config::default().with_channels(channels);
+    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let mut p = Pair::new(cfg, server, lossy_bottleneck(), 21);
+    assert!(p.connect());
+    // A second of game ticks first, so the sender knows the loss rate.
+    for i in 0..60 {
+        p.client.send(p.now, 0, payload(i, 400)).unwrap();
+        p.run_for(TICK);
+    }
+    let before = p.client.stats();
+    for i in 0..total / 1_000 {
+        p.client.send(p.now, 0, payload(60 + i, 1_000)).unwrap();
+    }
+    assert!(p.run_while_not(60_000_000, |p| p.server_messages(0).len() as u32 == 60 + total / 1_000));
+    let s = p.client.stats();
+    (s.fec_repair_bytes_out - before.fec_repair_bytes_out) as f64 / (s.bytes_out - before.bytes_out) as f64
+}
+
+#[test]
+fn a_bulk_transfer_spends_almost_nothing_on_repair() {
+    let share = bulk_repair_share(vec![ChannelConfig::reliable_ordered()], 4_000_000);
+    // Only the tail, once less than two windows is buffered, is protected.
+    assert!(share < 0.03, "repair was {:.1} % of the bytes", share * 100.0);
+}
+
+#[test]
+fn a_bulk_transfer_on_a_channel_with_a_latency_target_keeps_its_repair() {
+    let share = bulk_repair_share(vec![ChannelConfig::reliable_ordered().with_latency_target_us(50_000)], 4_000_000);
+    assert!(share > 0.1, "repair was {:.1} % of the bytes", share * 100.0);
+}

@@ -117,7 +117,9 @@ impl RepairEncoder {
 
     /// A DATA packet (not a repair packet) left with packet number `pn` and
     /// `body` = everything after its header. `carries_messages`: it holds
-    /// MESSAGES or FRAGMENT frames. `deadline`: when its channels' latency
+    /// MESSAGES or FRAGMENT frames worth protecting (only such a packet opens
+    /// a group and earns budget; the connection says no for bulk transfers
+    /// without a latency target). `deadline`: when its channels' latency
     /// targets want the repair sent, if they have any.
     pub fn on_packet_sent(&mut self, now: u64, pn: u64, body: &[u8], carries_messages: bool, deadline: Option<u64>) {
         let Some(k) = self.group_size() else {
