@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! s1_peer recv --listen HOST:PORT --count N [--size 400] [--max-ms T]
-//! s1_peer send --to HOST:PORT --count N [--size 400] [--hz 60] [--preset default|low_latency] [--max-ms T]
+//! s1_peer send --to HOST:PORT --count N [--size 400] [--hz 60] [--preset default|low_latency] [--latency-target-ms T] [--max-ms T]
 //! ```
 //!
 //! Message format, shared with the KCP and TCP peers (bench/peers):
@@ -14,7 +14,9 @@
 //! `{"event":"result",...}`. The receiver stops after `--count` messages;
 //! the sender keeps polling (so repairs finish) until stdin ends or
 //! `--max-ms` passes. The connection uses the core's configuration preset as
-//! it is, so the benchmark follows whatever the core does.
+//! it is, so the benchmark follows whatever the core does; `--latency-target-ms`
+//! states the message channel's one-way latency target, as a game would
+//! (FEC then sends repair early enough for it, as its budget allows).
 
 use std::io;
 use std::process::ExitCode;
@@ -38,13 +40,14 @@ struct Args {
     size: usize,
     hz: f64,
     preset: String,
+    latency_target_ms: u64,
     max_ms: u64,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let role = it.next().filter(|r| r == "send" || r == "recv").ok_or("first argument: send or recv")?;
-    let mut a = Args { role, addr: String::new(), count: 10_000, size: 400, hz: 60.0, preset: "default".into(), max_ms: 600_000 };
+    let mut a = Args { role, addr: String::new(), count: 10_000, size: 400, hz: 60.0, preset: "default".into(), latency_target_ms: 0, max_ms: 600_000 };
     while let Some(flag) = it.next() {
         let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |_: std::num::ParseIntError| format!("{flag}: bad value {v}");
@@ -54,6 +57,7 @@ fn parse_args() -> Result<Args, String> {
             "--size" => a.size = v.parse().map_err(bad)?,
             "--hz" => a.hz = v.parse().map_err(|_| format!("{flag}: bad value {v}"))?,
             "--preset" => a.preset = v.clone(),
+            "--latency-target-ms" => a.latency_target_ms = v.parse().map_err(bad)?,
             "--max-ms" => a.max_ms = v.parse().map_err(bad)?,
             _ => return Err(format!("unknown argument: {flag}")),
         }
@@ -64,12 +68,15 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-fn config(preset: &str) -> Result<Config, String> {
-    match preset {
-        "default" => Ok(Config::default()),
-        "low_latency" => Ok(Config::low_latency()),
-        _ => Err(format!("--preset: default or low_latency, got {preset}")),
-    }
+fn config(preset: &str, latency_target_ms: u64) -> Result<Config, String> {
+    let mut cfg = match preset {
+        "default" => Config::default(),
+        "low_latency" => Config::low_latency(),
+        _ => return Err(format!("--preset: default or low_latency, got {preset}")),
+    };
+    // Channel 0 carries the messages (reliable-ordered in every preset).
+    cfg.channels[0] = cfg.channels[0].clone().with_latency_target_us(latency_target_ms * 1000);
+    Ok(cfg)
 }
 
 fn mono_ns() -> u64 {
@@ -146,7 +153,7 @@ fn receive(a: &Args) -> io::Result<()> {
 }
 
 fn send(a: &Args) -> io::Result<()> {
-    let cfg = config(&a.preset).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let cfg = config(&a.preset, a.latency_target_ms).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let mut client = UdpClient::connect(a.addr.as_str(), cfg, b"s1")?;
     let stop = stdin_closed();
     let deadline = Instant::now() + Duration::from_millis(a.max_ms);
@@ -193,12 +200,14 @@ fn send(a: &Args) -> io::Result<()> {
     let s = client.stats();
     let sock = client.socket_stats();
     emit(&format!(
-        r#"{{"event":"result","sent":{sent},"acked":{acked},"lost":{lost},"late_tick_max_us":{},"preset":"{}","ricochet":{{"packets_out":{},"packets_lost":{},"retransmissions":{},"bytes_out":{},"socket_bytes_out":{},"socket_bytes_in":{},"rtt_us":{}}}}}"#,
+        r#"{{"event":"result","sent":{sent},"acked":{acked},"lost":{lost},"late_tick_max_us":{},"preset":"{}","ricochet":{{"packets_out":{},"packets_lost":{},"retransmissions":{},"early_resends":{},"fec_repair_bytes_out":{},"bytes_out":{},"socket_bytes_out":{},"socket_bytes_in":{},"rtt_us":{}}}}}"#,
         late_max.as_micros(),
         a.preset,
         s.packets_out,
         s.packets_lost,
         s.retransmissions,
+        s.early_resends,
+        s.fec_repair_bytes_out,
         s.bytes_out,
         sock.bytes_out,
         sock.bytes_in,
