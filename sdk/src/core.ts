@@ -17,9 +17,13 @@ interface HasIo {
 
 /** Copies `bytes` into the object's input buffer; returns the length. */
 export function writeIn(target: HasIo, bytes: Uint8Array): number {
-  const ptr = target.ioReserve(bytes.length);
-  heap().set(bytes, ptr);
-  return bytes.length;
+  // `bytes` may be another core's output still in wasm memory (a loopback
+  // or simulated link hands `viewOut` views straight across). Reserving can
+  // grow memory, which detaches such a view: copy it out first.
+  const src = bytes.buffer === wasmExports().memory.buffer ? bytes.slice() : bytes;
+  const ptr = target.ioReserve(src.length);
+  heap().set(src, ptr);
+  return src.length;
 }
 
 /** A copy of `len` bytes at `ptr` (safe to keep after further wasm calls). */
