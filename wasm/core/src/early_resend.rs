@@ -24,6 +24,13 @@ impl Connection {
         self.config.early_resend && self.pto_count == 0 && self.rtt.has_sample() && self.sent.bytes_in_flight() * 2 <= self.cc.window() && !self.bulk()
     }
 
+    /// How soon after sending a packet its reliable data would be resent
+    /// early, while the stream is thin (FEC's repair is worth sending only
+    /// before that).
+    pub(crate) fn early_resend_after(&self) -> Option<u64> {
+        self.thin().then(|| self.rtt.ack_overdue_after())
+    }
+
     /// The first packet at or after the cursor that may still need an early
     /// resend; moves the cursor past the ones that cannot.
     fn early_candidate(&mut self) -> Option<u64> {

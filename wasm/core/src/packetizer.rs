@@ -197,6 +197,8 @@ impl Connection {
             // cheap beside its length) and would pay for it in goodput; a
             // channel with a latency target is protected regardless.
             let protect = !chunks.is_empty() && (deadline.is_some() || !self.bulk());
+            let resend_after = self.early_resend_after();
+            self.fec.tx.set_useful_for(resend_after);
             self.fec.tx.on_packet_sent(now, pn, &w.written()[wire::DATA_HEADER_LEN..], protect, deadline);
         }
         self.stats.payload_bytes_out += payload as u64;

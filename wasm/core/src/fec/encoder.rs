@@ -29,6 +29,8 @@ struct Group {
     count: u8,
     /// Earliest time a member's latency target wants the repair sent.
     deadline: Option<u64>,
+    /// When the first member left.
+    opened_at: u64,
     parity: Vec<u8>,
 }
 
@@ -61,6 +63,9 @@ pub struct RepairEncoder {
     /// Largest datagram; bounds credit so an idle stretch cannot save up a burst.
     max_datagram: usize,
     spare: Vec<u8>,
+    /// How long after its first member a group's repair still beats the
+    /// retransmission (see `set_useful_for`); None = no limit.
+    useful_for: Option<u64>,
     /// Recent repairs sent: (first protected packet, count, the repair's
     /// own packet number).
     sent: std::collections::VecDeque<(u64, u8, u64)>,
@@ -68,7 +73,7 @@ pub struct RepairEncoder {
 
 impl RepairEncoder {
     pub fn new(config: FecConfig, max_datagram: usize) -> Self {
-        RepairEncoder { config, loss: 0.0, burst: 0.0, reported_at: 0, group: None, credit: 0.0, due: false, max_datagram, spare: Vec::new(), sent: Default::default() }
+        RepairEncoder { config, loss: 0.0, burst: 0.0, reported_at: 0, group: None, credit: 0.0, due: false, max_datagram, spare: Vec::new(), useful_for: None, sent: Default::default() }
     }
 
     pub fn config(&self) -> &FecConfig {
@@ -81,6 +86,14 @@ impl RepairEncoder {
         if self.group_size().is_none() {
             self.abandon();
         }
+    }
+
+    /// The connection would resend a lost member's data this long after
+    /// sending it (early resend on a thin stream), or None. A group still
+    /// open that long is abandoned unrepaired: its repair could arrive no
+    /// sooner than the resend, so the budget waits for a group it can help.
+    pub fn set_useful_for(&mut self, useful_for: Option<u64>) {
+        self.useful_for = useful_for;
     }
 
     /// The peer measured this loss rate and burstiness on our packets.
@@ -131,6 +144,10 @@ impl RepairEncoder {
         if let Some(g) = &self.group {
             if g.first_pn + g.count as u64 != pn {
                 self.abandon(); // a gap in numbering: the repair could not name its members
+            } else if self.useful_for.is_some_and(|u| now >= g.opened_at + u) {
+                // Its repair would now leave no sooner than the first member's
+                // early resend: spend the budget on a group it can still help.
+                self.abandon();
             }
         }
         if self.group.is_none() {
@@ -139,7 +156,7 @@ impl RepairEncoder {
             }
             let mut parity = core::mem::take(&mut self.spare);
             parity.clear();
-            self.group = Some(Group { first_pn: pn, count: 0, deadline: None, parity });
+            self.group = Some(Group { first_pn: pn, count: 0, deadline: None, opened_at: now, parity });
         }
         if carries_messages {
             let cap = (2 * self.max_datagram) as f64;
@@ -300,5 +317,25 @@ mod tests {
         assert!(e.active());
         e.expire_report(REPORT_LIFETIME_US + 1);
         assert!(!e.active());
+    }
+
+    #[test]
+    fn a_group_still_open_when_its_first_member_would_be_resent_is_abandoned() {
+        // 5 % loss at 60 Hz: groups of 3–4 ticks (50–67 ms) for the budget,
+        // but a lost member's data goes again 25 ms after it left.
+        let mut e = lossy(FecConfig::balanced(), 0.05);
+        e.set_useful_for(Some(25_000));
+        let mut repaired = Vec::new();
+        for pn in 0..40 {
+            e.on_packet_sent(pn * 16_667, pn, &[1; 400], true, None);
+            if let Some(r) = e.take_repair(0) {
+                repaired.push(r.count);
+                e.recycle(r.parity);
+            }
+        }
+        // Only groups that close within 25 ms (two ticks) are worth repair;
+        // the credit of abandoned ones goes to the next.
+        assert!(!repaired.is_empty(), "the budget still buys repair");
+        assert!(repaired.iter().all(|&c| c <= 2), "{repaired:?}");
     }
 }
