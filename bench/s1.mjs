@@ -36,7 +36,7 @@ const SIZE = 400;
 const HZ = 60;
 const PEERS = [
   { key: 'ricochet', label: 'Ricochet (native UDP, default config)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'default'], ipProto: 'udp', port: 5001 },
-  { key: 'ricochet_ll', label: 'Ricochet (native UDP, low_latency config, 25 ms channel target)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'low_latency', '--latency-target-ms', '25'], ipProto: 'udp', port: 5002 },
+  { key: 'ricochet_ll', label: 'Ricochet (native UDP, low_latency config, 15 ms channel target)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'low_latency', '--latency-target-ms', '15'], ipProto: 'udp', port: 5002 },
   { key: 'kcp', label: 'KCP (kcp-go 5.6.20, turbo 1,10,2,1)', bin: GO_PEERS, pre: ['kcp'], extra: [], ipProto: 'udp', port: 5003 },
   { key: 'tcp', label: 'TCP (Nagle off)', bin: GO_PEERS, pre: ['tcp'], extra: [], ipProto: 'tcp', port: 5004 },
 ];
