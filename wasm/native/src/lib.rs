@@ -28,6 +28,7 @@
 //! Not done here: encryption and integrity (run behind WebTransport/DTLS or
 //! accept UDP's checksum), and multi-threading (put one endpoint per thread).
 
+mod batch;
 mod clock;
 pub mod ffi;
 mod client;
