@@ -100,12 +100,13 @@ impl ReceivedPackets {
 
     /// Note that the packet just inserted was ack-eliciting (or not).
     /// Packets that elicit nothing (pure ACKs) are recorded but never make
-    /// an ACK owed: the peer does not track them.
-    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool) {
+    /// an ACK owed: the peer does not track them. The `threshold`th
+    /// ack-eliciting packet since the last ACK makes one due at once.
+    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool, threshold: u32) {
         if ack_eliciting {
             self.ack_owed = true;
             self.unacked_eliciting += 1;
-            if self.unacked_eliciting >= 2 {
+            if self.unacked_eliciting >= threshold.max(1) {
                 self.immediate = true;
             }
             self.first_unacked_time.get_or_insert(now);
@@ -229,6 +230,39 @@ mod tests {
             lo = h - len;
         }
         out
+    }
+
+    /// Receives packets 0..n in order, each ack-eliciting, at time 0.
+    fn receive_in_order(n: u64, threshold: u32) -> ReceivedPackets {
+        let mut rp = ReceivedPackets::default();
+        for pn in 0..n {
+            rp.insert(pn, 0);
+            rp.on_packet(0, true, threshold);
+        }
+        rp
+    }
+
+    #[test]
+    fn by_default_the_second_eliciting_packet_makes_an_ack_due_at_once() {
+        assert!(!receive_in_order(1, 2).ack_due(0, 40_000));
+        assert!(receive_in_order(2, 2).ack_due(0, 40_000));
+    }
+
+    #[test]
+    fn a_higher_threshold_lets_the_ack_wait_for_its_delay() {
+        let rp = receive_in_order(3, 4);
+        assert!(!rp.ack_due(0, 40_000));
+        assert!(!rp.ack_due(39_999, 40_000));
+        assert!(rp.ack_due(40_000, 40_000));
+        assert!(receive_in_order(4, 4).ack_due(0, 40_000));
+    }
+
+    #[test]
+    fn a_gap_makes_an_ack_due_at_once_whatever_the_threshold() {
+        let mut rp = receive_in_order(1, 8);
+        rp.insert(2, 0);
+        rp.on_packet(0, true, 8);
+        assert!(rp.ack_due(0, 40_000));
     }
 
     #[test]

@@ -448,7 +448,7 @@ impl Connection {
             return Err(DropReason::NoRoom);
         }
         self.received.insert(pn, now);
-        self.received.on_packet(now, eliciting);
+        self.received.on_packet(now, eliciting, self.config.ack_eliciting_threshold);
         if !carries_repair {
             self.fec.rx.store(now, pn, body);
         }
