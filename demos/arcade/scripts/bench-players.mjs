@@ -15,7 +15,7 @@
 // (bench-relay.mjs).
 //
 // ARCADE_BENCH_PLAYERS=250,1000,2000 picks the steps; ARCADE_BENCH_SECONDS the steady time per step;
-// ARCADE_BENCH_SERVER_ARGS adds server flags (e.g. '--ack-delay-ms 20').
+// ARCADE_BENCH_SERVER_ARGS adds server flags (e.g. '--ack-threshold 2 --ack-delay-ms 20', the ACK settings before 2026-11-24).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';

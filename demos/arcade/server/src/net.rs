@@ -50,6 +50,25 @@ pub struct ShardOptions {
     /// How long an acknowledgement may wait for a snapshot to ride on, µs
     /// (the core's default, 5 ms, means one ACK datagram per 60 Hz input).
     pub max_ack_delay_us: u64,
+    /// Inputs after which an ACK leaves at once instead of waiting (the
+    /// core's default, 2, sends an ACK datagram for every 2 inputs: with
+    /// 30 Hz snapshots, as many datagrams again as the snapshots).
+    pub ack_eliciting_threshold: u32,
+}
+
+impl ShardOptions {
+    /// Options under which every acknowledgement rides on a snapshot: ACKs
+    /// wait one snapshot period plus a margin for a late tick, and only
+    /// more inputs than arrive between two snapshots make one leave at once.
+    pub fn acks_on_snapshots(snapshot_hz: u32, read_every: Duration) -> ShardOptions {
+        let hz = snapshot_hz.clamp(1, TICK_HZ);
+        ShardOptions {
+            snapshot_hz: hz,
+            read_every,
+            max_ack_delay_us: 1_000_000 / hz as u64 + 6_000,
+            ack_eliciting_threshold: TICK_HZ / hz + 2,
+        }
+    }
 }
 
 struct Seat {
@@ -75,6 +94,7 @@ impl Shard {
     pub fn bind(host: &str, port: u16, o: &ShardOptions, stats: Arc<ShardStats>) -> io::Result<Shard> {
         let mut config = ServerConfig::default();
         config.connection.max_ack_delay_us = o.max_ack_delay_us;
+        config.connection.ack_eliciting_threshold = o.ack_eliciting_threshold;
         let mut udp = UdpServer::bind((host, port), config)?;
         udp.set_accept_policy(AcceptPolicy::Manual);
         let snapshot_every = (TICK_HZ / o.snapshot_hz.clamp(1, TICK_HZ)).max(1);
