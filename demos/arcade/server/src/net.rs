@@ -17,6 +17,7 @@ use ricochet_native::{AcceptPolicy, ConnectionId, Event, ServerConfig, UdpServer
 use crate::codec::{encode_snapshot_header, Message, MAX_CHAT_BYTES};
 use crate::game::room::Room;
 use crate::game::sim::TICK_HZ;
+use crate::snapshot_turns::SnapshotTurns;
 
 pub const CH_INPUT: u8 = 0;
 pub const CH_STATE: u8 = 1;
@@ -85,7 +86,7 @@ pub struct Shard {
     /// Who sits where, per room, for sending.
     members: HashMap<u8, Vec<(ConnectionId, u8)>>,
     tick: u32,
-    snapshot_every: u32,
+    turns: SnapshotTurns,
     read_every: Duration,
     stats: Arc<ShardStats>,
 }
@@ -105,7 +106,7 @@ impl Shard {
             joining: HashMap::new(),
             members: HashMap::new(),
             tick: 0,
-            snapshot_every,
+            turns: SnapshotTurns::new(snapshot_every),
             read_every: o.read_every,
             stats,
         })
@@ -184,6 +185,7 @@ impl Shard {
 
     fn seat(&mut self, conn: ConnectionId) {
         let Some((room_id, name)) = self.joining.remove(&conn) else { return };
+        self.turns.add(room_id);
         let room = self.rooms.entry(room_id).or_insert_with(|| Room::new(room_id));
         let Some(id) = room.join(&name) else {
             self.udp.close(conn, 4001, "room full");
@@ -213,6 +215,7 @@ impl Shard {
             room.leave(seat.id);
             if room.player_count() == 0 {
                 self.rooms.remove(&seat.room);
+                self.turns.remove(seat.room);
             }
         }
         if let Some(members) = self.members.get_mut(&seat.room) {
@@ -255,9 +258,9 @@ impl Shard {
     fn tick(&mut self) {
         self.tick = self.tick.wrapping_add(1);
         for (room_id, room) in self.rooms.iter_mut() {
-            // Rooms take turns by id: each tick sends a share of the
-            // snapshots instead of all of them every `snapshot_every` ticks.
-            let snapshot = self.tick.wrapping_add(*room_id as u32).is_multiple_of(self.snapshot_every);
+            // Rooms take turns: each tick sends a share of the snapshots
+            // instead of all of them every `snapshot_every` ticks.
+            let snapshot = self.turns.is_due(*room_id, self.tick);
             let events = room.tick();
             let members = self.members.get(room_id).map(Vec::as_slice).unwrap_or(&[]);
             for m in events {
