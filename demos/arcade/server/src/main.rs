@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ricochet_arcade::net::{Shard, ShardOptions, ShardStats};
+use ricochet_arcade::net::{tick_phase, Shard, ShardOptions, ShardStats};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -126,6 +126,8 @@ fn run(a: Args) -> io::Result<()> {
     if let Some(t) = a.ack_threshold {
         opts.ack_eliciting_threshold = t;
     }
+    // Shard i first ticks i/shards of a period after shard 0 (see `tick_phase`).
+    let (start, shards) = (std::time::Instant::now(), a.shards);
     let mut ports = Vec::new();
     let mut handles = Vec::new();
     let mut all_stats = Vec::new();
@@ -146,7 +148,7 @@ fn run(a: Args) -> io::Result<()> {
                 }
             };
             let _ = tx.send(shard.port().map_err(|e| e.to_string()));
-            shard.run(&STOP)
+            shard.run_from(&STOP, tick_phase(start, i as u32, shards as u32))
         }));
         let port = rx.recv().map_err(|_| io::Error::other("shard thread died"))?.map_err(io::Error::other)?;
         ports.push(port.to_string());

@@ -19,6 +19,14 @@ use crate::game::room::Room;
 use crate::game::sim::TICK_HZ;
 use crate::snapshot_turns::SnapshotTurns;
 
+/// One 60 Hz tick.
+pub const TICK_PERIOD: Duration = Duration::from_nanos(1_000_000_000 / TICK_HZ as u64);
+
+/// When shard `index` of `shards` first ticks, given the server's `start`.
+pub fn tick_phase(start: Instant, index: u32, shards: u32) -> Instant {
+    start + TICK_PERIOD + TICK_PERIOD * index / shards.max(1)
+}
+
 pub const CH_INPUT: u8 = 0;
 pub const CH_STATE: u8 = 1;
 pub const CH_EVENTS: u8 = 2;
@@ -118,8 +126,15 @@ impl Shard {
 
     /// Ticks at 60 Hz until `stop`, then closes every connection.
     pub fn run(&mut self, stop: &AtomicBool) -> io::Result<()> {
-        let period = Duration::from_secs(1) / TICK_HZ;
-        let mut next = Instant::now() + period;
+        self.run_from(stop, Instant::now() + TICK_PERIOD)
+    }
+
+    /// `run` with the first tick at `first_tick`: shards of one server start
+    /// a fraction of a period apart (`tick_phase`) so that their ticks, which
+    /// are mostly snapshot sends, do not contend for the cores at once.
+    pub fn run_from(&mut self, stop: &AtomicBool, first_tick: Instant) -> io::Result<()> {
+        let period = TICK_PERIOD;
+        let mut next = first_tick;
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now < next {
@@ -282,5 +297,28 @@ impl Shard {
             }
         }
         self.udp.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_first_tick_evenly_spread_over_one_period() {
+        let start = Instant::now();
+        let firsts: Vec<Instant> = (0..4).map(|i| tick_phase(start, i, 4)).collect();
+        assert_eq!(firsts[0] - start, TICK_PERIOD);
+        for pair in firsts.windows(2) {
+            let gap = (pair[1] - pair[0]).as_nanos() as i128;
+            let quarter = (TICK_PERIOD / 4).as_nanos() as i128;
+            assert!((gap - quarter).abs() <= 1, "gap {gap} ns, a quarter period is {quarter} ns");
+        }
+    }
+
+    #[test]
+    fn a_single_shard_ticks_one_period_after_start() {
+        let start = Instant::now();
+        assert_eq!(tick_phase(start, 0, 1) - start, TICK_PERIOD);
     }
 }
