@@ -63,10 +63,11 @@ export async function join(o: JoinOptions, onMessage: (m: Message) => void): Pro
     },
     channels: CHANNELS.map((c) => ({ ...c })),
     handshake: encode({ type: 'join', room: o.room, name: o.name }),
-    // The server delays ACKs up to 20 ms so they ride on snapshots; the same
-    // bound here lets RTT samples subtract the whole reported delay (and our
-    // ACKs ride on the next 60 Hz input).
-    maxAckDelayMs: 20,
+    // The server delays ACKs up to 40 ms (a 30 Hz snapshot period and a
+    // margin) so they ride on snapshots; the same bound here lets RTT samples
+    // subtract the whole reported delay (and our ACKs ride on the next 60 Hz
+    // input).
+    maxAckDelayMs: 40,
   });
   let bad = 0;
   conn.on('message', ({ data }) => {

@@ -7,15 +7,17 @@
 // state), ticks per second per shard, snapshots each bot received per
 // second, and memory per player. A step is "held at 60 Hz" when every bot
 // is connected, each shard ticks ≥ 59 times a second, every bot gets ≥ 95 %
-// of its snapshots and tick p99 stays within the 16.7 ms budget.
-// Bots and server share this machine's cores: the figures include that.
+// of its snapshots, sends ≥ 95 % of its 60 inputs a second (bots starved
+// of CPU would understate the load), and tick p99 stays within the 16.7 ms
+// budget. Bots and server share this machine's cores: the figures include
+// that, and the bots' own CPU is reported beside the server's.
 //
 // S6: relay datagrams forwarded per relay CPU-second against a plain `ws`
 // echo server's messages per CPU-second, same clients, same run
 // (bench-relay.mjs).
 //
 // ARCADE_BENCH_PLAYERS=250,1000,2000 picks the steps; ARCADE_BENCH_SECONDS the steady time per step;
-// ARCADE_BENCH_SERVER_ARGS adds server flags (e.g. '--ack-delay-ms 20').
+// ARCADE_BENCH_SERVER_ARGS adds server flags (e.g. '--ack-threshold 2 --ack-delay-ms 20', the ACK settings before 2026-11-24).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -32,14 +34,23 @@ const SNAPSHOT_HZ = 30;
 const PER_ROOM = 20;
 const BOTS_BIN = join(ARCADE, 'server', 'target', 'release', 'arcade-bots');
 
-function runBots(ports, bots, seconds) {
+/** Runs the bots; `onCpu(cpuSeconds)` samples their CPU while they run. */
+function runBots(ports, bots, seconds, onCpu) {
   return new Promise((resolve, reject) => {
     const p = spawn(BOTS_BIN, ['--ports', ports.join(','), '--bots', String(bots), '--per-room', String(PER_ROOM), '--seconds', String(seconds), '--ramp-per-tick', '20'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    const sampler = setInterval(() => {
+      try {
+        onCpu(cpuSeconds(p.pid));
+      } catch {} // exited between two samples
+    }, 250);
     let out = '';
     p.stdout.on('data', (c) => (out += c));
-    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`arcade-bots exited ${code}`))));
+    p.on('exit', (code) => {
+      clearInterval(sampler);
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`arcade-bots exited ${code}`));
+    });
   });
 }
 
@@ -70,7 +81,11 @@ async function step(players) {
   await new Promise((r) => setTimeout(r, 1100));
   const rss0 = lines.at(-1)?.rssKiB ?? 0;
   const rampS = players / (20 * 60) + 1;
-  const bots = await runBots(server.ports, players, rampS + STEADY_S);
+  // Bots' CPU over the same steady window as the server's (sampled while they run).
+  const botCpu = [];
+  const bots = await runBots(server.ports, players, rampS + STEADY_S, (s) => {
+    if (cpu.length >= 2) botCpu.push({ at: performance.now(), s });
+  });
   await server.stop();
   // Steady state: every bot seated, the first full second after the ramp dropped.
   const steady = lines.filter((l) => l.players === players).slice(1);
@@ -78,6 +93,8 @@ async function step(players) {
   const ticksPerShard = median(steady.map((l) => l.ticks)) / SHARDS;
   const [c0, c1] = [cpu[1] ?? cpu[0], cpu.at(-1)];
   const serverCores = c0 && c1 && c1.at > c0.at ? (c1.s - c0.s) / ((c1.at - c0.at) / 1000) : NaN;
+  const [b0, b1] = [botCpu[0], botCpu.at(-1)];
+  const botCores = b0 && b1 && b1.at > b0.at ? (b1.s - b0.s) / ((b1.at - b0.at) / 1000) : NaN;
   const r = {
     players,
     connected: bots.connected,
@@ -94,8 +111,9 @@ async function step(players) {
     // Cores the server process kept busy, and what one player costs it.
     serverCores: +serverCores.toFixed(2),
     serverCpuUsPerPlayerSecond: Math.round((serverCores * 1e6) / players),
+    botCores: +botCores.toFixed(2),
   };
-  r.held = r.connected === players && bots.closed === 0 && ticksPerShard >= 59 && r.snapshotsPerBotPerSecond >= 0.95 * SNAPSHOT_HZ && r.tickP99Us <= 16_667;
+  r.held = r.connected === players && bots.closed === 0 && ticksPerShard >= 59 && r.snapshotsPerBotPerSecond >= 0.95 * SNAPSHOT_HZ && r.inputsPerBotPerSecond >= 0.95 * 60 && r.tickP99Us <= 16_667;
   return r;
 }
 
@@ -106,19 +124,19 @@ for (const script of [join(ROOT, 'relay', 'native', 'build.mjs'), join(ROOT, 're
 }
 buildServer(); // the arcade server and bots
 console.log(`\n## S5 — players per server: arcade server, ${SHARDS} shards (threads), 60 Hz tick, ${SNAPSHOT_HZ} Hz snapshots, rooms of ${PER_ROOM}, bots on the same machine (${cpus().length} cores)\n`);
-console.log('| players | connected | tick p50 | tick p99 (worst s / median s) | tick max | ticks/s per shard | snapshots per bot /s | inputs per bot /s | server CPU | server CPU per player | RSS | memory per player | held at 60 Hz | goal: tick p99 ≤ 5 ms |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| players | connected | tick p50 | tick p99 (worst s / median s) | tick max | ticks/s per shard | snapshots per bot /s | inputs per bot /s | server CPU | server CPU per player | bots CPU | RSS | memory per player | held at 60 Hz | goal: tick p99 ≤ 5 ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 const s5 = [];
 for (const n of STEPS) {
   const r = await step(n);
   s5.push(r);
   if (r.note) {
-    console.log(`| ${n} | ${r.bots.connected} | – | – | – | – | – | – | – | – | – | – | no (${r.note}) | – |`);
+    console.log(`| ${n} | ${r.bots.connected} | – | – | – | – | – | – | – | – | – | – | – | no (${r.note}) | – |`);
     continue;
   }
   const ms = (us) => `${(us / 1000).toFixed(2)} ms`;
   console.log(
-    `| ${n} | ${r.connected} | ${ms(r.tickP50Us)} | ${ms(r.tickP99Us)} / ${ms(r.tickP99MedianUs)} | ${ms(r.tickMaxUs)} | ${r.ticksPerSecondPerShard} | ${r.snapshotsPerBotPerSecond} | ${r.inputsPerBotPerSecond} | ${r.serverCores} cores | ${r.serverCpuUsPerPlayerSecond} µs/s | ${(r.rssKiB / 1024).toFixed(1)} MiB | ${r.memoryPerPlayerKiB} KiB | ${r.held ? 'yes' : 'no'} | ${r.tickP99Us <= 5000 ? 'met' : 'not met'} |`,
+    `| ${n} | ${r.connected} | ${ms(r.tickP50Us)} | ${ms(r.tickP99Us)} / ${ms(r.tickP99MedianUs)} | ${ms(r.tickMaxUs)} | ${r.ticksPerSecondPerShard} | ${r.snapshotsPerBotPerSecond} | ${r.inputsPerBotPerSecond} | ${r.serverCores} cores | ${r.serverCpuUsPerPlayerSecond} µs/s | ${r.botCores} cores | ${(r.rssKiB / 1024).toFixed(1)} MiB | ${r.memoryPerPlayerKiB} KiB | ${r.held ? 'yes' : 'no'} | ${r.tickP99Us <= 5000 ? 'met' : 'not met'} |`,
   );
 }
 const held = s5.filter((r) => r.held).map((r) => r.players);

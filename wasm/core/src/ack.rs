@@ -102,20 +102,21 @@ impl ReceivedPackets {
 
     /// Note that the packet just inserted was ack-eliciting (or not).
     /// Packets that elicit nothing (pure ACKs) are recorded but never make
-    /// an ACK owed: the peer does not track them.
+    /// an ACK owed: the peer does not track them. The `threshold`th
+    /// ack-eliciting packet since the last ACK makes one due at once.
     ///
     /// Delaying an ACK pays when it can cover the next packet or ride on our
     /// own data. A sparse stream (nothing else arrived within the ACK delay)
     /// towards a `quiet` side (nothing of ours to ride on) gains neither,
     /// and the delay would only hold back the sender's loss detection: such
     /// a packet is acknowledged at once.
-    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool, max_ack_delay: u64, quiet: bool) {
+    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool, threshold: u32, max_ack_delay: u64, quiet: bool) {
         if ack_eliciting {
             let sparse = self.last_eliciting_at.is_none_or(|t| now.saturating_sub(t) > max_ack_delay);
             self.last_eliciting_at = Some(now);
             self.ack_owed = true;
             self.unacked_eliciting += 1;
-            if self.unacked_eliciting >= 2 || (sparse && quiet) {
+            if self.unacked_eliciting >= threshold.max(1) || (sparse && quiet) {
                 self.immediate = true;
             }
             self.first_unacked_time.get_or_insert(now);
@@ -241,6 +242,39 @@ mod tests {
         out
     }
 
+    /// Receives packets 0..n in order, each ack-eliciting, at time 0.
+    fn receive_in_order(n: u64, threshold: u32) -> ReceivedPackets {
+        let mut rp = ReceivedPackets::default();
+        for pn in 0..n {
+            rp.insert(pn, 0);
+            rp.on_packet(0, true, threshold, 40_000, false);
+        }
+        rp
+    }
+
+    #[test]
+    fn by_default_the_second_eliciting_packet_makes_an_ack_due_at_once() {
+        assert!(!receive_in_order(1, 2).ack_due(0, 40_000));
+        assert!(receive_in_order(2, 2).ack_due(0, 40_000));
+    }
+
+    #[test]
+    fn a_higher_threshold_lets_the_ack_wait_for_its_delay() {
+        let rp = receive_in_order(3, 4);
+        assert!(!rp.ack_due(0, 40_000));
+        assert!(!rp.ack_due(39_999, 40_000));
+        assert!(rp.ack_due(40_000, 40_000));
+        assert!(receive_in_order(4, 4).ack_due(0, 40_000));
+    }
+
+    #[test]
+    fn a_gap_makes_an_ack_due_at_once_whatever_the_threshold() {
+        let mut rp = receive_in_order(1, 8);
+        rp.insert(2, 0);
+        rp.on_packet(0, true, 8, 40_000, false);
+        assert!(rp.ack_due(0, 40_000));
+    }
+
     #[test]
     fn ranges_merge_and_encode_largest_first() {
         let mut rp = ReceivedPackets::default();
@@ -284,7 +318,7 @@ mod tests {
     /// One ack-eliciting packet arriving at `now` after an ACK went out.
     fn arrive(rp: &mut ReceivedPackets, pn: u64, now: u64, quiet: bool) -> Option<u64> {
         rp.insert(pn, now);
-        rp.on_packet(now, true, 5_000, quiet);
+        rp.on_packet(now, true, 2, 5_000, quiet);
         let due = rp.ack_deadline(5_000);
         rp.on_ack_sent();
         due

@@ -105,6 +105,12 @@ pub struct Config {
     pub handshake_resend_us: u64,
     /// Longest this side delays an acknowledgement, µs. Default 5 ms.
     pub max_ack_delay_us: u64,
+    /// An acknowledgement goes out at once, not delayed, after this many
+    /// ack-eliciting packets. Default 2 (as QUIC). A server whose own
+    /// messages leave at a fixed rate (game snapshots) can raise it, with
+    /// `max_ack_delay_us` above that period, so that ACKs ride on those
+    /// messages instead of costing datagrams of their own.
+    pub ack_eliciting_threshold: u32,
     /// RTT assumed before the first sample, µs. Default 100 ms.
     pub initial_rtt_us: u64,
     /// A packet is lost once this many later packets are acknowledged.
@@ -144,6 +150,7 @@ impl Default for Config {
             handshake_timeout_us: 5_000_000,
             handshake_resend_us: 250_000,
             max_ack_delay_us: 5_000,
+            ack_eliciting_threshold: 2,
             initial_rtt_us: 100_000,
             packet_threshold: 3,
             max_handshake_payload: 512,
@@ -229,6 +236,9 @@ impl Config {
         if self.packet_threshold == 0 {
             return err("packet_threshold: must be above 0".into());
         }
+        if !(1..=255).contains(&self.ack_eliciting_threshold) {
+            return err(format!("ack_eliciting_threshold: need 1..=255 packets, got {}", self.ack_eliciting_threshold));
+        }
         if let Err(e) = self.fec.validate() {
             return err(e);
         }
@@ -288,6 +298,12 @@ mod tests {
         Config::default().validate().unwrap();
         Config::low_latency().validate().unwrap();
         ServerConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn an_ack_threshold_of_zero_is_refused_by_name() {
+        let c = Config { ack_eliciting_threshold: 0, ..Config::default() };
+        assert!(c.validate().unwrap_err().0.starts_with("ack_eliciting_threshold"));
     }
 
     #[test]

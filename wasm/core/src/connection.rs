@@ -454,7 +454,7 @@ impl Connection {
         self.received.insert(pn, now);
         // Nothing ack-eliciting of ours left lately: an ACK has no data to ride on.
         let quiet = now.saturating_sub(self.last_eliciting_sent) > self.config.max_ack_delay_us;
-        self.received.on_packet(now, eliciting, self.config.max_ack_delay_us, quiet);
+        self.received.on_packet(now, eliciting, self.config.ack_eliciting_threshold, self.config.max_ack_delay_us, quiet);
         if !carries_repair {
             self.fec.rx.store(now, pn, body);
         }

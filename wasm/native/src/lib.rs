@@ -19,6 +19,11 @@
 //!    Commands queue their output, so messages sent together share
 //!    datagrams; it leaves on the next `poll` (or at once with `flush`).
 //!
+//! On Linux, `UdpServer` reads a burst of datagrams with one `recvmmsg` and
+//! sends each round of output with one `sendmmsg` per 64 datagrams (a loop
+//! of single calls elsewhere); `UdpClient`, which moves one or two datagrams
+//! per poll, keeps single calls (cheaper there).
+//!
 //! Sessions are identified by connection ID, never by address: each
 //! connection's peer address follows the last datagram the core accepted
 //! for it, so a NAT rebinding or a relay changing ports does not break it.
@@ -28,6 +33,7 @@
 //! Not done here: encryption and integrity (run behind WebTransport/DTLS or
 //! accept UDP's checksum), and multi-threading (put one endpoint per thread).
 
+mod batch;
 mod clock;
 pub mod ffi;
 mod client;

@@ -9,15 +9,16 @@ use std::time::Duration;
 
 use ricochet_core::{ConnectionId, Event, MessageId, SendError, Server, ServerConfig, Stats};
 
+use crate::batch::{RecvBatch, SendBatch, MAX_BATCH_SLOTS};
 use crate::clock::Clock;
-use crate::socket::{Socket, SocketStats, MAX_UDP_PAYLOAD};
+use crate::socket::{Socket, SocketStats};
 
 /// Most datagrams read in one `poll`, so timers and output keep their pace
 /// under a flood.
 const MAX_BATCH: usize = 4096;
-/// Output (acknowledgements first) is sent after this many datagrams of a
-/// batch, not only at its end.
-const DRIVE_EVERY: usize = 64;
+/// Datagrams per receive and per send call; output (acknowledgements
+/// first) is also sent after each full read, not only at the end.
+const IO_BATCH: usize = MAX_BATCH_SLOTS;
 /// Addresses of handshakes that never became connections are forgotten this
 /// long after their last datagram (beyond the pending timeout), µs.
 const HANDSHAKE_GRACE_US: u64 = 1_000_000;
@@ -53,8 +54,8 @@ pub struct UdpServer {
     /// Connect requests surfaced and not yet answered, with their arrival.
     pending: HashMap<ConnectionId, u64>,
     events: VecDeque<(ConnectionId, Event)>,
-    recv_buf: Vec<u8>,
-    send_buf: Vec<u8>,
+    inbox: RecvBatch,
+    outbox: SendBatch,
     last_sweep_us: u64,
 }
 
@@ -77,8 +78,8 @@ impl UdpServer {
             peers: HashMap::new(),
             pending: HashMap::new(),
             events: VecDeque::new(),
-            recv_buf: vec![0; MAX_UDP_PAYLOAD],
-            send_buf: vec![0; datagram],
+            inbox: RecvBatch::new(IO_BATCH),
+            outbox: SendBatch::new(IO_BATCH, datagram),
             last_sweep_us: 0,
         })
     }
@@ -187,18 +188,22 @@ impl UdpServer {
     pub fn poll(&mut self, max_wait: Duration) -> io::Result<()> {
         self.drive();
         let wait = self.clock.wait_until(self.core.poll_timeout(), max_wait);
-        let mut next = self.socket.recv(&mut self.recv_buf, wait)?;
+        let mut read = self.socket.recv_batch(&mut self.inbox)?;
+        if read == 0 && !wait.is_zero() {
+            read = self.socket.recv_wait(&mut self.inbox, wait)?;
+        }
         let mut count = 0;
-        while let Some((len, from)) = next {
-            self.on_datagram(len, from);
-            count += 1;
-            if count >= MAX_BATCH {
+        while read > 0 {
+            for i in 0..read {
+                self.on_datagram(i);
+            }
+            count += read;
+            // A short read means the socket is drained: no empty call to learn it.
+            if count >= MAX_BATCH || read < self.inbox.capacity() {
                 break;
             }
-            if count % DRIVE_EVERY == 0 {
-                self.drive();
-            }
-            next = self.socket.try_recv(&mut self.recv_buf)?;
+            self.drive();
+            read = self.socket.recv_batch(&mut self.inbox)?;
         }
         let now = self.clock.now_us();
         if self.core.poll_timeout().is_some_and(|t| t <= now) {
@@ -227,9 +232,11 @@ impl UdpServer {
         self.events.pop_front()
     }
 
-    fn on_datagram(&mut self, len: usize, from: SocketAddr) {
+    /// Feeds the `i`th datagram of the last read to the core.
+    fn on_datagram(&mut self, i: usize) {
         let now = self.clock.now_us();
-        match self.core.handle_datagram(now, &self.recv_buf[..len]) {
+        let (datagram, from) = self.inbox.get(i);
+        match self.core.handle_datagram(now, datagram) {
             // Accepted by the session: it is the connection's address now.
             Ok(id) => match self.peers.entry(id) {
                 Entry::Occupied(mut e) => {
@@ -251,16 +258,25 @@ impl UdpServer {
         loop {
             let now = self.clock.now_us();
             let mut progressed = false;
-            while let Some((id, n)) = self.core.poll_transmit(now, &mut self.send_buf) {
+            while let Some((id, n)) = self.core.poll_transmit(now, self.outbox.next_buf()) {
                 progressed = true;
                 match self.peers.get(&id) {
-                    Some(p) => self.socket.send(&self.send_buf[..n], Some(p.addr)),
+                    Some(p) => {
+                        self.outbox.push(n, Some(p.addr));
+                        if self.outbox.is_full() {
+                            self.socket.send_batch(&mut self.outbox);
+                        }
+                    }
                     None => self.socket.stats.unroutable_out += 1,
                 }
                 if self.core.connection(id).is_none() {
                     // A REJECT: the handshake is over, forget its address.
                     self.peers.remove(&id);
                 }
+            }
+            // The datagrams leave before the events they caused are seen.
+            if !self.outbox.is_empty() {
+                self.socket.send_batch(&mut self.outbox);
             }
             while let Some((id, ev)) = self.core.poll_event() {
                 if let Event::ConnectRequest { .. } = ev {

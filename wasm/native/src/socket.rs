@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket as RawSocket, Type};
 
+use crate::batch::{self, RecvBatch, SendBatch};
+
 /// Requested kernel buffer sizes, bytes. Browser bursts overflow Linux's
 /// default 208 KB; the kernel caps the request at `net.core.rmem_max` /
 /// `wmem_max` (raise those sysctls on servers), and `SocketStats` reports
@@ -43,14 +45,14 @@ pub(crate) struct Socket {
 
 /// Errors that concern one datagram or one peer, not the socket: ICMP
 /// reports surfacing on the next receive, or an interrupted call.
-fn is_transient(e: &io::Error) -> bool {
+pub(crate) fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused | io::ErrorKind::Interrupted
     )
 }
 
-fn is_timeout(e: &io::Error) -> bool {
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
 }
 
@@ -126,12 +128,8 @@ impl Socket {
     /// counted, never returned: to the protocol a datagram the OS refused
     /// is a lost one, and one unreachable peer must not fail the server.
     pub(crate) fn send(&mut self, datagram: &[u8], to: Option<SocketAddr>) {
-        let mut r = self.send_once(datagram, to);
-        if r.as_ref().is_err_and(|e| e.kind() == io::ErrorKind::Interrupted) {
-            r = self.send_once(datagram, to);
-        }
-        match r {
-            Ok(_) => {
+        match batch::send_one(&self.inner, datagram, to) {
+            Ok(()) => {
                 self.stats.datagrams_out += 1;
                 self.stats.bytes_out += datagram.len() as u64;
             }
@@ -139,10 +137,37 @@ impl Socket {
         }
     }
 
-    fn send_once(&self, datagram: &[u8], to: Option<SocketAddr>) -> io::Result<usize> {
-        match to {
-            Some(addr) => self.inner.send_to(datagram, addr),
-            None => self.inner.send(datagram),
+    /// Reads up to a batch of queued datagrams without waiting (one
+    /// `recvmmsg` on Linux); 0 when none is queued.
+    pub(crate) fn recv_batch(&mut self, batch: &mut RecvBatch) -> io::Result<usize> {
+        let n = batch::recv_batch(&self.inner, batch)?;
+        for i in 0..n {
+            self.stats.datagrams_in += 1;
+            self.stats.bytes_in += batch.get(i).0.len() as u64;
         }
+        Ok(n)
+    }
+
+    /// Waits up to `wait` for one datagram into slot 0 of `batch` (then
+    /// `recv_batch` reads the rest of a burst); returns 0 or 1.
+    pub(crate) fn recv_wait(&mut self, batch: &mut RecvBatch, wait: Duration) -> io::Result<usize> {
+        batch.clear();
+        match self.recv(batch.slot_mut(0), wait)? {
+            Some((n, from)) => {
+                batch.set(0, n, from);
+                Ok(1)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Sends every datagram of `batch` (one `sendmmsg` per batch on Linux)
+    /// and empties it. Failures are counted, as in `send`.
+    pub(crate) fn send_batch(&mut self, batch: &mut SendBatch) {
+        let out = batch::send_batch(&self.inner, batch);
+        self.stats.datagrams_out += out.sent as u64;
+        self.stats.bytes_out += out.bytes as u64;
+        self.stats.send_errors += out.failed as u64;
+        batch.clear();
     }
 }

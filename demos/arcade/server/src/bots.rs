@@ -16,8 +16,10 @@ use crate::net::CH_INPUT;
 pub fn client_config() -> Config {
     Config {
         channels: vec![ChannelConfig::unreliable_sequenced(), ChannelConfig::unreliable_sequenced(), ChannelConfig::reliable_ordered()],
-        // As the browser: acknowledgements ride on the next input.
-        max_ack_delay_us: 20_000,
+        // As the browser: the server's ACK delay at 30 Hz snapshots (see
+        // arcade-server), so RTT samples subtract it whole; our own ACKs
+        // ride on the next 60 Hz input.
+        max_ack_delay_us: 40_000,
         ..Config::default()
     }
 }

@@ -7,3 +7,4 @@ pub mod codec;
 pub mod game;
 pub mod bots;
 pub mod net;
+mod snapshot_turns;

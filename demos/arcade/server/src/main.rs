@@ -1,7 +1,7 @@
 //! The arcade's game server.
 //!
 //! ```sh
-//! arcade-server --port 0 --shards 2 --snapshot-hz 30 --stats-ms 1000 --read-every-ms 2 --ack-delay-ms 20
+//! arcade-server --port 0 --shards 2 --snapshot-hz 30 --stats-ms 1000 --read-every-ms 2
 //! ```
 //!
 //! Prints `{"event":"listening","ports":[..]}` (shard i serves rooms with
@@ -9,11 +9,13 @@
 //! rooms, tick time p50/p99/max in µs over the interval, resident memory).
 //! Stops on stdin EOF (unless `--ignore-stdin`) or SIGTERM.
 //!
-//! `--ack-delay-ms` (default 20, the core's is 5): inputs arrive every
-//! 16.7 ms, so with 5 ms every input gets an ACK datagram of its own; with 20
-//! most ACKs ride on snapshots (the players benchmark measured ~25 % less
-//! server CPU per player). Clients use the same value so that RTT samples
-//! subtract the whole reported delay.
+//! Acknowledgements ride on snapshots: by default an ACK waits up to one
+//! snapshot period plus 6 ms (`--ack-delay-ms`, 40 at 30 Hz; the core's
+//! default is 5) and leaves at once only after more inputs than arrive
+//! between two snapshots (`--ack-threshold`, 4 at 30 Hz; the core's is 2,
+//! which sent an ACK datagram per 2 inputs: as many datagrams again as the
+//! snapshots). Clients declare the same delay so that RTT samples subtract
+//! the whole reported delay.
 
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
@@ -21,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ricochet_arcade::net::{Shard, ShardOptions, ShardStats};
+use ricochet_arcade::net::{tick_phase, Shard, ShardOptions, ShardStats};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -32,12 +34,14 @@ struct Args {
     snapshot_hz: u32,
     stats_ms: u64,
     read_every_ms: u64,
-    ack_delay_ms: u64,
+    /// None: derived from the snapshot rate (see the top of this file).
+    ack_delay_ms: Option<u64>,
+    ack_threshold: Option<u32>,
     ignore_stdin: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ack_delay_ms: 20, ignore_stdin: false };
+    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ack_delay_ms: None, ack_threshold: None, ignore_stdin: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -48,7 +52,8 @@ fn parse_args() -> Result<Args, String> {
             "--snapshot-hz" => a.snapshot_hz = value("--snapshot-hz")?.parse().map_err(|_| "--snapshot-hz: not a number")?,
             "--stats-ms" => a.stats_ms = value("--stats-ms")?.parse().map_err(|_| "--stats-ms: not a number")?,
             "--read-every-ms" => a.read_every_ms = value("--read-every-ms")?.parse().map_err(|_| "--read-every-ms: not a number")?,
-            "--ack-delay-ms" => a.ack_delay_ms = value("--ack-delay-ms")?.parse().map_err(|_| "--ack-delay-ms: not a number")?,
+            "--ack-delay-ms" => a.ack_delay_ms = Some(value("--ack-delay-ms")?.parse().map_err(|_| "--ack-delay-ms: not a number")?),
+            "--ack-threshold" => a.ack_threshold = Some(value("--ack-threshold")?.parse().map_err(|_| "--ack-threshold: not a number")?),
             "--ignore-stdin" => a.ignore_stdin = true,
             other => return Err(format!("unknown argument: {other}")),
         }
@@ -58,6 +63,9 @@ fn parse_args() -> Result<Args, String> {
     }
     if a.snapshot_hz == 0 || a.snapshot_hz > 60 {
         return Err("--snapshot-hz must be 1..60".into());
+    }
+    if a.ack_threshold.is_some_and(|t| !(1..=255).contains(&t)) {
+        return Err("--ack-threshold must be 1..255".into());
     }
     Ok(a)
 }
@@ -111,7 +119,15 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 }
 
 fn run(a: Args) -> io::Result<()> {
-    let opts = ShardOptions { snapshot_hz: a.snapshot_hz, read_every: Duration::from_millis(a.read_every_ms), max_ack_delay_us: a.ack_delay_ms * 1000 };
+    let mut opts = ShardOptions::acks_on_snapshots(a.snapshot_hz, Duration::from_millis(a.read_every_ms));
+    if let Some(ms) = a.ack_delay_ms {
+        opts.max_ack_delay_us = ms * 1000;
+    }
+    if let Some(t) = a.ack_threshold {
+        opts.ack_eliciting_threshold = t;
+    }
+    // Shard i first ticks i/shards of a period after shard 0 (see `tick_phase`).
+    let (start, shards) = (std::time::Instant::now(), a.shards);
     let mut ports = Vec::new();
     let mut handles = Vec::new();
     let mut all_stats = Vec::new();
@@ -121,10 +137,10 @@ fn run(a: Args) -> io::Result<()> {
         let (tx, rx) = std::sync::mpsc::channel();
         let host = a.host.clone();
         let port = if a.port == 0 { 0 } else { a.port + i };
-        let (snapshot_hz, read_every, max_ack_delay_us) = (opts.snapshot_hz, opts.read_every, opts.max_ack_delay_us);
+        let (snapshot_hz, read_every, max_ack_delay_us, ack_eliciting_threshold) = (opts.snapshot_hz, opts.read_every, opts.max_ack_delay_us, opts.ack_eliciting_threshold);
         // The shard is created on its own thread (UdpServer is not Send).
         handles.push(std::thread::spawn(move || -> io::Result<()> {
-            let mut shard = match Shard::bind(&host, port, &ShardOptions { snapshot_hz, read_every, max_ack_delay_us }, stats) {
+            let mut shard = match Shard::bind(&host, port, &ShardOptions { snapshot_hz, read_every, max_ack_delay_us, ack_eliciting_threshold }, stats) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tx.send(Err(e.to_string()));
@@ -132,7 +148,7 @@ fn run(a: Args) -> io::Result<()> {
                 }
             };
             let _ = tx.send(shard.port().map_err(|e| e.to_string()));
-            shard.run(&STOP)
+            shard.run_from(&STOP, tick_phase(start, i as u32, shards as u32))
         }));
         let port = rx.recv().map_err(|_| io::Error::other("shard thread died"))?.map_err(io::Error::other)?;
         ports.push(port.to_string());

@@ -17,6 +17,15 @@ use ricochet_native::{AcceptPolicy, ConnectionId, Event, ServerConfig, UdpServer
 use crate::codec::{encode_snapshot_header, Message, MAX_CHAT_BYTES};
 use crate::game::room::Room;
 use crate::game::sim::TICK_HZ;
+use crate::snapshot_turns::SnapshotTurns;
+
+/// One 60 Hz tick.
+pub const TICK_PERIOD: Duration = Duration::from_nanos(1_000_000_000 / TICK_HZ as u64);
+
+/// When shard `index` of `shards` first ticks, given the server's `start`.
+pub fn tick_phase(start: Instant, index: u32, shards: u32) -> Instant {
+    start + TICK_PERIOD + TICK_PERIOD * index / shards.max(1)
+}
 
 pub const CH_INPUT: u8 = 0;
 pub const CH_STATE: u8 = 1;
@@ -50,6 +59,25 @@ pub struct ShardOptions {
     /// How long an acknowledgement may wait for a snapshot to ride on, µs
     /// (the core's default, 5 ms, means one ACK datagram per 60 Hz input).
     pub max_ack_delay_us: u64,
+    /// Inputs after which an ACK leaves at once instead of waiting (the
+    /// core's default, 2, sends an ACK datagram for every 2 inputs: with
+    /// 30 Hz snapshots, as many datagrams again as the snapshots).
+    pub ack_eliciting_threshold: u32,
+}
+
+impl ShardOptions {
+    /// Options under which every acknowledgement rides on a snapshot: ACKs
+    /// wait one snapshot period plus a margin for a late tick, and only
+    /// more inputs than arrive between two snapshots make one leave at once.
+    pub fn acks_on_snapshots(snapshot_hz: u32, read_every: Duration) -> ShardOptions {
+        let hz = snapshot_hz.clamp(1, TICK_HZ);
+        ShardOptions {
+            snapshot_hz: hz,
+            read_every,
+            max_ack_delay_us: 1_000_000 / hz as u64 + 6_000,
+            ack_eliciting_threshold: TICK_HZ / hz + 2,
+        }
+    }
 }
 
 struct Seat {
@@ -66,7 +94,7 @@ pub struct Shard {
     /// Who sits where, per room, for sending.
     members: HashMap<u8, Vec<(ConnectionId, u8)>>,
     tick: u32,
-    snapshot_every: u32,
+    turns: SnapshotTurns,
     read_every: Duration,
     stats: Arc<ShardStats>,
 }
@@ -75,6 +103,7 @@ impl Shard {
     pub fn bind(host: &str, port: u16, o: &ShardOptions, stats: Arc<ShardStats>) -> io::Result<Shard> {
         let mut config = ServerConfig::default();
         config.connection.max_ack_delay_us = o.max_ack_delay_us;
+        config.connection.ack_eliciting_threshold = o.ack_eliciting_threshold;
         let mut udp = UdpServer::bind((host, port), config)?;
         udp.set_accept_policy(AcceptPolicy::Manual);
         let snapshot_every = (TICK_HZ / o.snapshot_hz.clamp(1, TICK_HZ)).max(1);
@@ -85,7 +114,7 @@ impl Shard {
             joining: HashMap::new(),
             members: HashMap::new(),
             tick: 0,
-            snapshot_every,
+            turns: SnapshotTurns::new(snapshot_every),
             read_every: o.read_every,
             stats,
         })
@@ -97,8 +126,15 @@ impl Shard {
 
     /// Ticks at 60 Hz until `stop`, then closes every connection.
     pub fn run(&mut self, stop: &AtomicBool) -> io::Result<()> {
-        let period = Duration::from_secs(1) / TICK_HZ;
-        let mut next = Instant::now() + period;
+        self.run_from(stop, Instant::now() + TICK_PERIOD)
+    }
+
+    /// `run` with the first tick at `first_tick`: shards of one server start
+    /// a fraction of a period apart (`tick_phase`) so that their ticks, which
+    /// are mostly snapshot sends, do not contend for the cores at once.
+    pub fn run_from(&mut self, stop: &AtomicBool, first_tick: Instant) -> io::Result<()> {
+        let period = TICK_PERIOD;
+        let mut next = first_tick;
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now < next {
@@ -164,6 +200,7 @@ impl Shard {
 
     fn seat(&mut self, conn: ConnectionId) {
         let Some((room_id, name)) = self.joining.remove(&conn) else { return };
+        self.turns.add(room_id);
         let room = self.rooms.entry(room_id).or_insert_with(|| Room::new(room_id));
         let Some(id) = room.join(&name) else {
             self.udp.close(conn, 4001, "room full");
@@ -193,6 +230,7 @@ impl Shard {
             room.leave(seat.id);
             if room.player_count() == 0 {
                 self.rooms.remove(&seat.room);
+                self.turns.remove(seat.room);
             }
         }
         if let Some(members) = self.members.get_mut(&seat.room) {
@@ -235,9 +273,9 @@ impl Shard {
     fn tick(&mut self) {
         self.tick = self.tick.wrapping_add(1);
         for (room_id, room) in self.rooms.iter_mut() {
-            // Rooms take turns by id: each tick sends a share of the
-            // snapshots instead of all of them every `snapshot_every` ticks.
-            let snapshot = self.tick.wrapping_add(*room_id as u32).is_multiple_of(self.snapshot_every);
+            // Rooms take turns: each tick sends a share of the snapshots
+            // instead of all of them every `snapshot_every` ticks.
+            let snapshot = self.turns.is_due(*room_id, self.tick);
             let events = room.tick();
             let members = self.members.get(room_id).map(Vec::as_slice).unwrap_or(&[]);
             for m in events {
@@ -259,5 +297,28 @@ impl Shard {
             }
         }
         self.udp.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_first_tick_evenly_spread_over_one_period() {
+        let start = Instant::now();
+        let firsts: Vec<Instant> = (0..4).map(|i| tick_phase(start, i, 4)).collect();
+        assert_eq!(firsts[0] - start, TICK_PERIOD);
+        for pair in firsts.windows(2) {
+            let gap = (pair[1] - pair[0]).as_nanos() as i128;
+            let quarter = (TICK_PERIOD / 4).as_nanos() as i128;
+            assert!((gap - quarter).abs() <= 1, "gap {gap} ns, a quarter period is {quarter} ns");
+        }
+    }
+
+    #[test]
+    fn a_single_shard_ticks_one_period_after_start() {
+        let start = Instant::now();
+        assert_eq!(tick_phase(start, 0, 1) - start, TICK_PERIOD);
     }
 }

@@ -34,7 +34,7 @@ fn start() -> Server {
     let (tx, rx) = std::sync::mpsc::channel();
     let (s, st) = (stats.clone(), stop.clone());
     let thread = std::thread::spawn(move || {
-        let opts = ShardOptions { snapshot_hz: 30, read_every: Duration::from_millis(1), max_ack_delay_us: 5_000 };
+        let opts = ShardOptions::acks_on_snapshots(30, Duration::from_millis(1));
         let mut shard = Shard::bind("127.0.0.1", 0, &opts, s).expect("bind");
         tx.send(shard.port().expect("port")).expect("send port");
         shard.run(&st).expect("run");
