@@ -3,4 +3,6 @@
 import base from './playwright.config.js';
 import { defineConfig } from '@playwright/test';
 
-export default defineConfig({ ...base, testDir: './bench-specs', timeout: 600_000 });
+// One project of its own: the base config's projects (loopback, netem) would
+// otherwise replace this testDir and run the whole e2e suite instead.
+export default defineConfig({ ...base, timeout: 600_000, projects: [{ name: 'bench', testDir: './bench-specs' }] });
