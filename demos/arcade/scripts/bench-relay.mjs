@@ -40,12 +40,21 @@ function firstJsonLine(proc, pred) {
   });
 }
 
-/** DATA-typed packets with the session's connection ID: all the relay inspects. */
-function packet(connId) {
+/** A packet of `type` (1 HELLO, 4 DATA) with the session's connection ID: all the relay inspects. */
+function packet(connId, type = 4) {
   const b = Buffer.alloc(100);
-  b[0] = 4;
+  b[0] = type;
   b.writeUInt32LE(connId, 1);
   return b;
+}
+
+/** A relay session must open with HELLO: send one and wait for its echo. */
+function hello(ws, connId) {
+  return new Promise((resolve, reject) => {
+    ws.once('message', () => resolve());
+    ws.once('close', (code, reason) => reject(new Error(`relay closed the session: ${code} ${reason}`)));
+    ws.send(packet(connId, 1));
+  });
 }
 
 /** Sends `total` messages over `sockets` with a window each; resolves with elapsed seconds once all echoes are back. */
@@ -56,7 +65,9 @@ async function drive(sockets, total, pid) {
   await Promise.all(
     sockets.map(
       ({ ws, data }) =>
-        new Promise((resolve) => {
+        new Promise((resolve, reject) => {
+          // A closed socket would leave its echoes missing forever: fail instead.
+          ws.once('close', (code, reason) => got < per && reject(new Error(`socket closed mid-run: ${code} ${reason}`)));
           let sent = 0;
           let got = 0;
           const pump = () => {
@@ -97,6 +108,7 @@ const { mintToken } = await import(join(ROOT, 'relay', 'dist', 'index.js'));
 const relaySockets = [];
 for (let i = 0; i < CLIENTS; i++) {
   const ws = await open(`${info.webSocketUrl}?token=${mintToken(SECRET, { sub: `b${i}`, backend, ttlSeconds: 600 })}`);
+  await hello(ws, 1000 + i);
   relaySockets.push({ ws, data: packet(1000 + i) });
 }
 await drive(relaySockets, 2000, relay.pid); // warm-up
