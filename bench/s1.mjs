@@ -80,7 +80,11 @@ async function runCell(cell, { count, seed }) {
     await Promise.all(receivers.map((r) => r.listening));
     const senders = PEERS.map((p) => {
       const child = lab.exec(lab.nsA, p.bin, [...p.pre, 'send', '--to', `${lab.addrB}:${p.port}`, '--hz', String(HZ), ...p.extra, ...common], { rt: true, stdio });
-      return { p, child, result: nextEvent(child, 'result', `${p.key} sender`, runMs + 120_000) };
+      const result = nextEvent(child, 'result', `${p.key} sender`, runMs + 120_000);
+      // If a receiver fails first, the lab's teardown kills the senders: that
+      // rejection must not mask the receiver's error as an unhandled one.
+      result.catch(() => {});
+      return { p, child, result };
     });
     const got = await Promise.all(receivers.map((r) => r.result));
     const link = await lab.stats();
