@@ -3,10 +3,9 @@
 //! (RFC 9002's packet and time thresholds both need one), so a lost message
 //! waits a tick for the gap to show, plus a round trip. While the connection
 //! is app-limited (in flight at most half the window, no bulk transfer
-//! queued), a packet with
-//! reliable data (a first transmission) whose ACK is overdue — sent longer ago than the smoothed RTT,
-//! four deviations and the peer's usual ACK delay — has that data sent again,
-//! once. The packet is not declared lost: loss counters and congestion
+//! queued), a packet with reliable data (a first transmission) whose ACK is
+//! overdue — sent longer ago than the smoothed RTT, four deviations and the
+//! peer's usual ACK delay — has that data sent again, once. The packet is not declared lost: loss counters and congestion
 //! control see only real losses, and a late ACK turns the resend into a
 //! harmless duplicate (the cost: one message per lost ACK). Linux TCP's
 //! thin-stream mode and KCP's per-segment timeout make the same trade.
@@ -15,6 +14,7 @@
 //! about once however often the timer is refreshed.
 
 use crate::connection::Connection;
+use crate::loss::unacked_reliable;
 use crate::timer::Timer;
 
 impl Connection {
@@ -37,7 +37,7 @@ impl Connection {
         let tracked = self.sent.tracked();
         let mut pn = self.early_cursor.max(tracked.start);
         while pn < tracked.end {
-            let resendable = self.sent.get(pn).is_some_and(|p| !p.resent_early && p.chunks.iter().any(|c| self.send[c.channel as usize].kind().is_reliable()));
+            let resendable = self.sent.get(pn).is_some_and(|p| !p.skip_early_resend && p.chunks.iter().any(|c| self.send[c.channel as usize].kind().is_reliable()));
             if resendable {
                 break;
             }
@@ -68,11 +68,10 @@ impl Connection {
             if p.time_sent + overdue > now {
                 break;
             }
-            p.resent_early = true;
+            p.skip_early_resend = true; // resent now: once is enough
             let mut queued = false;
             for &c in &p.chunks {
-                let ch = &self.send[c.channel as usize];
-                if ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) && !self.retransmit.contains(&c) {
+                if unacked_reliable(&self.send, &c) && !self.retransmit.contains(&c) {
                     self.retransmit.push_back(c);
                     queued = true;
                 }

@@ -6,9 +6,16 @@
 use crate::congestion::LossEvent;
 use crate::connection::Connection;
 use crate::event::Event;
-use crate::send_channel::Released;
+use crate::send_channel::{Released, SendChannel};
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
+
+/// True if chunk `c` is reliable data its peer has not acknowledged yet, so
+/// a lost, probed or overdue packet's copy of it must go again.
+pub(crate) fn unacked_reliable(send: &[SendChannel], c: &Chunk) -> bool {
+    let ch = &send[c.channel as usize];
+    ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag))
+}
 
 impl Connection {
     pub(crate) fn detect_lost(&mut self, now: u64) {
@@ -32,8 +39,7 @@ impl Connection {
 
     pub(crate) fn on_packet_lost(&mut self, mut p: SentPacket) {
         for c in &p.chunks {
-            let ch = &self.send[c.channel as usize];
-            if ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) {
+            if unacked_reliable(&self.send, c) {
                 self.retransmit.push_back(*c);
             }
         }
@@ -68,8 +74,7 @@ impl Connection {
         let mut probe: Vec<Chunk> = Vec::new();
         for p in self.sent.oldest(2) {
             for c in &p.chunks {
-                let ch = &self.send[c.channel as usize];
-                if ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag)) {
+                if unacked_reliable(&self.send, c) {
                     probe.push(*c);
                 }
             }

@@ -213,7 +213,7 @@ impl Connection {
             let rate = self.cc.pacing_rate(&self.rtt);
             self.pacer.on_sent(now, rate, n as u64);
             let delivery = self.delivery.on_sent(now, self.sent.bytes_in_flight());
-            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery, resent_early: resends });
+            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery, skip_early_resend: resends });
             self.cc.on_sent(now, n as u64, self.sent.bytes_in_flight());
         } else {
             self.sent.recycle(chunks);

@@ -25,7 +25,7 @@ pub struct SentPacket {
     /// already sent again, or it is itself a retransmission or probe (a
     /// retransmission whose ACK is overdue waits for loss detection or the
     /// probe timeout, which back off; early resends do not).
-    pub resent_early: bool,
+    pub skip_early_resend: bool,
 }
 
 /// Ack-eliciting packets awaiting acknowledgement, indexed by packet number.
@@ -142,7 +142,7 @@ mod tests {
     use super::*;
 
     fn packet(pn: u64, t: u64) -> SentPacket {
-        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new(), delivery: DeliveryStamp::default(), resent_early: false }
+        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new(), delivery: DeliveryStamp::default(), skip_early_resend: false }
     }
 
     #[test]

@@ -186,12 +186,8 @@ impl RepairEncoder {
         }
     }
 
-    /// Give up the open group: its packets rely on retransmission.
-    pub fn abandon_open_group(&mut self) {
-        self.abandon();
-    }
-
-    fn abandon(&mut self) {
+    /// Give up the open group, if any: its packets rely on retransmission.
+    pub fn abandon(&mut self) {
         if let Some(g) = self.group.take() {
             self.spare = g.parity;
         }

@@ -36,7 +36,7 @@ impl Connection {
     pub(crate) fn stop_awaiting_open_group(&mut self) {
         let open = self.fec.awaiting.iter().any(|a| self.fec.tx.repair_of(a.pn) == Some(RepairFate::Pending));
         if open {
-            self.fec.tx.abandon_open_group();
+            self.fec.tx.abandon();
         }
     }
 
