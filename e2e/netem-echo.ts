@@ -33,7 +33,7 @@ export async function runEcho(page: Page, stack: NetemStack, opts: Record<string
   });
   const sdk = await page.evaluate(() => {
     const s = (window as unknown as { __lastStats?: Record<string, unknown> }).__lastStats;
-    return s ? { rttMs: s.rttMs, minRttMs: s.minRttMs, lossOut: s.lossOut, lossIn: s.lossIn, packetsOut: s.packetsOut, packetsIn: s.packetsIn, packetsLost: s.packetsLost } : null;
+    return s ? { rttMs: s.rttMs, minRttMs: s.minRttMs, lossOut: s.lossOut, lossIn: s.lossIn, packetsOut: s.packetsOut, packetsIn: s.packetsIn, packetsLost: s.packetsLost, elicitingPacketsOut: s.elicitingPacketsOut } : null;
   });
   return { r, sdk };
 }

@@ -11,7 +11,7 @@ export interface ConnectionStats {
   rttMs: number;
   rttVarMs: number;
   minRttMs: number;
-  /** Fraction of our packets declared lost. */
+  /** Fraction of our ack-eliciting packets declared lost (pure ACKs are not tracked). */
   lossOut: number;
   /** Fraction of the peer's packets that never arrived over the link (before FEC repair). */
   lossIn: number;
@@ -31,6 +31,7 @@ export interface ConnectionStats {
   packetsIn: number;
   bytesOut: number;
   bytesIn: number;
+  /** Ack-eliciting packets declared lost (never more than once each). */
   packetsLost: number;
   retransmissions: number;
   /**
@@ -39,6 +40,8 @@ export interface ConnectionStats {
    * known; some had only lost their ACK.
    */
   earlyResends: number;
+  /** Ack-eliciting packets sent: the ones tracked for loss (`packetsOut` counts pure ACKs too). */
+  elicitingPacketsOut: number;
   duplicates: number;
   malformed: number;
   noRoom: number;
@@ -52,10 +55,10 @@ export interface ConnectionStats {
 }
 
 export function decodeStats(v: ArrayLike<number>): ConnectionStats {
-  const n = v[27] ?? 0;
+  const n = v[28] ?? 0;
   const channels: ChannelStats[] = [];
   for (let i = 0; i < n; i++) {
-    const b = 28 + i * 4;
+    const b = 29 + i * 4;
     channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
   }
   return {
@@ -86,6 +89,7 @@ export function decodeStats(v: ArrayLike<number>): ConnectionStats {
     fecPeerLoss: v[24]!,
     fecPeerBurst: v[25]!,
     earlyResends: v[26]!,
+    elicitingPacketsOut: v[27]!,
     channels,
   };
 }

@@ -46,6 +46,10 @@ describe('Connection over loopback', () => {
     const s = conn.stats();
     expect(s.retransmissions).toBeGreaterThan(0);
     expect(s.lossOut).toBeGreaterThan(0.04);
+    // Loss is a share of the ack-eliciting packets, which pure ACKs are not.
+    expect(s.elicitingPacketsOut).toBeGreaterThan(150);
+    expect(s.elicitingPacketsOut).toBeLessThan(s.packetsOut);
+    expect(s.lossOut).toBeCloseTo(s.packetsLost / s.elicitingPacketsOut, 9);
     expect(s.rttMs).toBeGreaterThan(18);
   });
 

@@ -99,6 +99,7 @@ pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
         s.fec_peer_loss,
         s.fec_peer_burst,
         s.early_resends as f64,
+        s.eliciting_packets_out as f64,
         s.channels.len() as f64,
     ];
     for c in &s.channels {
