@@ -152,6 +152,8 @@ const s6 = JSON.parse(s6run.stdout.trim().split('\n').pop());
 console.log('| server | messages | wall time | CPU time | per CPU-second | goal |');
 console.log('|---|---|---|---|---|---|');
 console.log(`| relay (WebSocket ↔ UDP echo backend, both directions counted) | ${s6.relay.datagrams.toLocaleString('en')} datagrams | ${s6.relay.seconds} s | ${s6.relay.cpuSeconds} s | ${s6.relay.perCpuSecond.toLocaleString('en')} | ≥ 500,000: ${s6.relay.perCpuSecond >= 500_000 ? 'met' : 'not met'} |`);
+const wt = s6.relayWebTransport;
+console.log(`| relay (WebTransport ↔ UDP echo backend, ${wt.clients} Rust clients at ${wt.offeredPerClient.toLocaleString('en')}/s each, both directions counted; ${wt.echoed.toLocaleString('en')} of ${wt.sent.toLocaleString('en')} echoed, RTT p50 ${(wt.rttP50Us / 1000).toFixed(1)} / p99 ${(wt.rttP99Us / 1000).toFixed(1)} ms) | ${wt.datagrams.toLocaleString('en')} datagrams | ${wt.seconds} s | ${wt.cpuSeconds} s | ${wt.perCpuSecond.toLocaleString('en')} | ≥ 500,000: ${wt.perCpuSecond >= 500_000 ? 'met' : 'not met'} |`);
 console.log(`| plain \`ws\` echo server (each message in and out) | ${s6.wsEcho.messages.toLocaleString('en')} messages | ${s6.wsEcho.seconds} s | ${s6.wsEcho.cpuSeconds} s | ${s6.wsEcho.perCpuSecond.toLocaleString('en')} | baseline (~133 k/core published) |`);
 console.log(`\nrelay / ws echo: ${(s6.relay.perCpuSecond / s6.wsEcho.perCpuSecond).toFixed(2)}×`);
 

@@ -5,7 +5,12 @@
 // to an echo backend and back, so every echoed message is two forwarded
 // datagrams; the `ws` server receives and sends each message once. Prints
 // one JSON line. Loopback only.
-import { spawn } from 'node:child_process';
+//
+// Then the relay's WebTransport side: Rust WebTransport clients (the addon's
+// wt_client example, Ricochet-framed) at a fixed rate each, against the
+// same UDP echo backend. The addon paces each session's sends (10 k/s by
+// default), so the offered rate stays below that.
+import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +25,10 @@ const MESSAGES = Number(process.env.ARCADE_BENCH_RELAY_MESSAGES ?? 200_000);
 /** Messages each client keeps in flight (a window, so neither side buffers without bound). */
 const WINDOW = 64;
 const CLK_TCK = 100;
+const WT_CLIENTS = 4;
+const WT_RATE = Number(process.env.ARCADE_BENCH_RELAY_WT_RATE ?? 6_000);
+const WT_SECONDS = Number(process.env.ARCADE_BENCH_RELAY_WT_SECONDS ?? 8);
+const WT_CLIENT_BIN = join(ROOT, 'relay', 'native', 'target', 'release', 'examples', 'wt_client');
 
 function cpuSeconds(pid) {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -115,7 +124,43 @@ await drive(relaySockets, 2000, relay.pid); // warm-up
 const r = await drive(relaySockets, MESSAGES, relay.pid);
 for (const { ws } of relaySockets) ws.close();
 relay.kill('SIGTERM');
+
+// --- the relay's WebTransport side, same echo backend
+const built = spawnSync(process.execPath, [join(ROOT, 'relay', 'native', 'build.mjs'), '--client'], { stdio: ['ignore', 'ignore', 'inherit'] });
+if (built.status !== 0) throw new Error('building the WebTransport client failed');
+const wtRelay = spawn(
+  process.execPath,
+  [join(ROOT, 'relay', 'dist', 'cli.js'), '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', '--wt-port', '0', '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' } },
+);
+const wtInfo = await firstJsonLine(wtRelay, (m) => m.event === 'listening');
+/** Runs the clients (`count` datagrams each at WT_RATE/s); resolves with their summaries and the relay's CPU over the run. */
+function wtRun(count) {
+  const cpu0 = cpuSeconds(wtRelay.pid);
+  const t0 = performance.now();
+  return Promise.all(
+    Array.from({ length: WT_CLIENTS }, (_, i) => {
+      const token = mintToken(SECRET, { sub: `wt${i}`, backend, ttlSeconds: 600 });
+      const p = spawn(WT_CLIENT_BIN, ['--url', `${wtInfo.webTransportUrl}?token=${token}`, '--hash', wtInfo.certHashes[0], '--conn-id', String(2000 + i), '--count', String(count), '--size', '100', '--rate', String(WT_RATE)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      p.stdout.on('data', (c) => (out += c));
+      return new Promise((resolve, reject) =>
+        p.on('exit', (code) => {
+          const r = JSON.parse(out.trim().split('\n').pop() || '{}');
+          code === 0 && !r.error ? resolve(r) : reject(new Error(`wt_client exited ${code}: ${out.trim()}`));
+        }),
+      );
+    }),
+  ).then((clients) => ({ clients, seconds: (performance.now() - t0) / 1000, cpuSeconds: cpuSeconds(wtRelay.pid) - cpu0 }));
+}
+await wtRun(2000); // warm-up
+const w = await wtRun(WT_RATE * WT_SECONDS);
+wtRelay.kill('SIGTERM');
 echo.close();
+const wtEchoes = w.clients.reduce((n, c) => n + c.received, 0);
+const wtSent = w.clients.reduce((n, c) => n + c.sent, 0);
 
 // --- plain ws echo server, same clients and load
 const wsEcho = spawn(
@@ -143,6 +188,18 @@ console.log(
   JSON.stringify({
     clients: CLIENTS,
     relay: { datagrams: r.messages * 2, seconds: round(r.seconds), cpuSeconds: round(r.cpuSeconds), perCpuSecond: Math.round((r.messages * 2) / r.cpuSeconds) },
+    relayWebTransport: {
+      clients: WT_CLIENTS,
+      offeredPerClient: WT_RATE,
+      sent: wtSent,
+      echoed: wtEchoes,
+      datagrams: wtSent + wtEchoes,
+      seconds: round(w.seconds),
+      cpuSeconds: round(w.cpuSeconds),
+      perCpuSecond: Math.round((wtSent + wtEchoes) / w.cpuSeconds),
+      rttP50Us: Math.max(...w.clients.map((c) => c.rttUs.p50)),
+      rttP99Us: Math.max(...w.clients.map((c) => c.rttUs.p99)),
+    },
     wsEcho: { messages: e.messages, seconds: round(e.seconds), cpuSeconds: round(e.cpuSeconds), perCpuSecond: Math.round(e.messages / e.cpuSeconds) },
   }),
 );

@@ -8,7 +8,10 @@
 //!         CONNECT; report after how long the server closed it.
 //!
 //! Each datagram carries `seq: u32 LE` and `sent_ns: u64 LE` (since the
-//! client started), so echoes give round-trip times.
+//! client started), so echoes give round-trip times. With `--conn-id N`
+//! they are framed as Ricochet packets for the relay (a HELLO first, whose
+//! echo is awaited, then DATA: type byte and connection ID before seq), so
+//! the relay's own forwarding can be measured against an echo backend.
 //!
 //! cargo build --release --example wt_client
 //! target/release/examples/wt_client --url https://127.0.0.1:4433/x --hash <hex> --count 1000 --rate 2000
@@ -30,6 +33,8 @@ struct Args {
   wait_ms: u64,
   stall_ms: u64,
   close: bool,
+  /// Ricochet framing with this connection ID (see the module doc).
+  conn_id: Option<u32>,
 }
 
 fn parse_hex(s: &str) -> Option<[u8; 32]> {
@@ -55,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
     wait_ms: 2000,
     stall_ms: 5000,
     close: true,
+    conn_id: None,
   };
   let mut have_hash = false;
   let mut it = std::env::args().skip(1);
@@ -73,14 +79,20 @@ fn parse_args() -> Result<Args, String> {
       "--wait-ms" => a.wait_ms = v()?.parse().map_err(|_| "bad --wait-ms")?,
       "--stall-ms" => a.stall_ms = v()?.parse().map_err(|_| "bad --stall-ms")?,
       "--no-close" => a.close = false,
+      "--conn-id" => a.conn_id = Some(v()?.parse().map_err(|_| "bad --conn-id")?),
       _ => return Err(format!("unknown argument {k}")),
     }
   }
   if a.url.is_empty() || !have_hash {
     return Err("--url and --hash are required".into());
   }
-  a.size = a.size.max(12);
+  a.size = a.size.max(12 + header_len(a.conn_id));
   Ok(a)
+}
+
+/// Bytes before `seq`: a Ricochet packet type and connection ID, if framed.
+fn header_len(conn_id: Option<u32>) -> usize {
+  if conn_id.is_some() { 5 } else { 0 }
 }
 
 fn host_port(url: &str) -> Result<SocketAddr, String> {
@@ -154,6 +166,17 @@ async fn echo(a: Args) -> Result<String, String> {
   let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
   let max_dgram = conn.max_datagram_size().unwrap_or(0);
 
+  let hdr = header_len(a.conn_id);
+  if let Some(id) = a.conn_id {
+    // The relay admits a session only once it opens with HELLO.
+    let mut hello = vec![1u8; 1];
+    hello.extend_from_slice(&id.to_le_bytes());
+    conn.send_datagram(&hello).map_err(|e| format!("hello: {e}"))?;
+    tokio::time::timeout(Duration::from_secs(5), conn.receive_datagram())
+      .await
+      .map_err(|_| "no echo of the HELLO within 5 s".to_string())?
+      .map_err(|e| format!("hello echo: {e}"))?;
+  }
   let st = Arc::new(Mutex::new(RecvState { got: vec![false; a.count as usize], ..Default::default() }));
   let rx = {
     let conn = conn.clone();
@@ -165,7 +188,8 @@ async fn echo(a: Args) -> Result<String, String> {
           Err(e) => return e.to_string(),
         };
         let now = t0.elapsed().as_nanos() as u64;
-        let p = d.payload();
+        let payload = d.payload();
+        let p = payload.get(hdr..).unwrap_or(&[]);
         let mut s = st.lock().unwrap_or_else(|e| e.into_inner());
         s.last_recv = Some(Instant::now());
         if p.len() < 12 {
@@ -190,8 +214,12 @@ async fn echo(a: Args) -> Result<String, String> {
   };
 
   let mut buf = vec![0u8; a.size];
-  for (i, b) in buf.iter_mut().enumerate().skip(12) {
+  for (i, b) in buf.iter_mut().enumerate().skip(hdr + 12) {
     *b = i as u8;
+  }
+  if let Some(id) = a.conn_id {
+    buf[0] = 4; // DATA
+    buf[1..5].copy_from_slice(&id.to_le_bytes());
   }
   let mut send_errors = 0u64;
   let mut buffer_waits = 0u64;
@@ -210,8 +238,8 @@ async fn echo(a: Args) -> Result<String, String> {
         tokio::time::sleep(Duration::from_micros(200)).await;
       }
     }
-    buf[0..4].copy_from_slice(&seq.to_le_bytes());
-    buf[4..12].copy_from_slice(&(t0.elapsed().as_nanos() as u64).to_le_bytes());
+    buf[hdr..hdr + 4].copy_from_slice(&seq.to_le_bytes());
+    buf[hdr + 4..hdr + 12].copy_from_slice(&(t0.elapsed().as_nanos() as u64).to_le_bytes());
     if conn.send_datagram(&buf).is_err() {
       send_errors += 1;
     }
