@@ -207,6 +207,7 @@ fn config(inp: &mut Input) -> Config {
     let a = inp.u8();
     let b = inp.u8();
     let c = inp.u8();
+    let d = inp.u8();
     let max_datagram_size = [1200usize, 128, 300, 576][(a & 3) as usize];
     let max_message_size = [1024usize, 4096, 16 << 10, 64 << 10][((a >> 2) & 3) as usize];
     let send_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 4) & 3) as usize];
@@ -242,6 +243,10 @@ fn config(inp: &mut Input) -> Config {
         max_handshake_payload: max_datagram_size - 64,
         packet_threshold: if b & 0x40 != 0 { 1 } else { 3 },
         fec: if fec_first { FecConfig::low_latency() } else { base.fec },
+        // d: the ACK cadence and early resend (thin-stream) knobs.
+        ack_eliciting_threshold: [2u32, 1, 4, 64][(d & 3) as usize],
+        max_ack_delay_us: [base.max_ack_delay_us, 0, 40_000, 200_000][((d >> 2) & 3) as usize],
+        early_resend: d & 0x10 == 0,
         ..base
     }
 }
