@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm start` (until the arcade lands): a client and a server exchange game
-// traffic through the core's network simulator in real time, and print
-// what happens. Usage: node sdk/examples/live-demo.mjs [profile] [seconds]
+// The SDK without any network: a client and a server exchange game traffic
+// through the core's network simulator in real time (loopbackPair), and
+// print what happens: chat on a reliable channel, positions on an
+// unreliable one, receipts and stats. Usage: node sdk/examples/live-demo.mjs [profile] [seconds]
 import { Connection, NETWORK_PROFILES, Server, loopbackPair } from '../dist/index.js';
 
 const profile = process.argv[2] ?? 'mobile_lossy';
