@@ -2,6 +2,13 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type TransportName = 'webtransport' | 'websocket';
+export type Direction = 'to_backend' | 'to_client';
+
+/** The datagram and byte counters of one direction and transport. */
+export interface Forwarded {
+  datagrams: Counter.Internal;
+  bytes: Counter.Internal;
+}
 
 export class RelayMetrics {
   readonly registry = new Registry();
@@ -17,8 +24,23 @@ export class RelayMetrics {
   readonly resumes = new Counter({ name: 'ricochet_relay_resumes_total', help: 'Sessions resumed on a new client transport, by that transport', labelNames: ['transport'], registers: [this.registry] });
   readonly rejected = new Counter({ name: 'ricochet_relay_rejected_total', help: 'Sessions refused or closed for cause, by code', labelNames: ['code'], registers: [this.registry] });
 
+  private readonly bound: Record<Direction, Record<TransportName, Forwarded>>;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     for (const t of ['webtransport', 'websocket']) this.sessions.set({ transport: t }, 0);
+    const bind = (direction: Direction): Record<TransportName, Forwarded> => ({
+      webtransport: { datagrams: this.datagrams.labels({ direction, transport: 'webtransport' }), bytes: this.bytes.labels({ direction, transport: 'webtransport' }) },
+      websocket: { datagrams: this.datagrams.labels({ direction, transport: 'websocket' }), bytes: this.bytes.labels({ direction, transport: 'websocket' }) },
+    });
+    this.bound = { to_backend: bind('to_backend'), to_client: bind('to_client') };
+  }
+
+  /**
+   * The counters for one direction and transport with their labels bound:
+   * the per-datagram path then skips prom-client's label hashing.
+   */
+  forwarded(direction: Direction, transport: TransportName): Forwarded {
+    return this.bound[direction][transport];
   }
 }

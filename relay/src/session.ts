@@ -179,8 +179,9 @@ export class Session {
       return;
     }
     this.lastActivity = Date.now();
-    this.metrics.datagrams.inc({ direction: 'to_backend', transport: this.transport });
-    this.metrics.bytes.inc({ direction: 'to_backend', transport: this.transport }, d.length);
+    const up = this.metrics.forwarded('to_backend', this.transport);
+    up.datagrams.inc();
+    up.bytes.inc(d.length);
     if (this.impairment) this.impairment.fromClient(d.slice());
     else this.towardBackend(d);
   }
@@ -230,8 +231,9 @@ export class Session {
   private towardClient(msg: Uint8Array): void {
     if (this.ended) return;
     this.toClient.push(msg);
-    this.metrics.datagrams.inc({ direction: 'to_client', transport: this.transport });
-    this.metrics.bytes.inc({ direction: 'to_client', transport: this.transport }, msg.length);
+    const down = this.metrics.forwarded('to_client', this.transport);
+    down.datagrams.inc();
+    down.bytes.inc(msg.length);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => {
