@@ -83,9 +83,8 @@ impl Server {
     /// host can note the peer's current address) or why it was dropped.
     pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<ConnectionId, DropReason> {
         let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
-        if self.connections.contains_key(&id) {
-            let r = self.with_conn(id, |c| c.handle_datagram(now, datagram));
-            return r.unwrap_or(Err(DropReason::UnknownConnection)).map(|_| id);
+        if let Some(r) = self.with_conn(id, |c| c.handle_datagram(now, datagram)) {
+            return r.map(|_| id);
         }
         if ty != wire::PACKET_HELLO {
             return Err(DropReason::UnknownConnection);
@@ -166,6 +165,8 @@ impl Server {
 
     /// Send on one connection (see `Connection::send`).
     pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
+        // Looked up once here and once in `with_conn` (the closure must own
+        // `data`, so an unknown ID has to be known before to hand it back).
         if !self.connections.contains_key(&id) {
             return Err(SendError::NotConnected(data));
         }
@@ -188,21 +189,27 @@ impl Server {
             e.dirty = true;
             self.dirty.push_back(id);
         }
-        self.reschedule(id);
+        // The entry in hand is rescheduled: no second lookup of `id` (with
+        // thousands of connections each lookup is a walk of cold tree nodes).
+        if Self::note_deadline(&mut self.deadlines, id, e) {
+            self.clean_deadlines();
+        }
         Some(r)
     }
 
-    /// Record a connection's current deadline in the heap if it changed.
-    fn reschedule(&mut self, id: ConnectionId) {
-        let Some(e) = self.connections.get_mut(&id) else { return };
+    /// Pushes `e`'s deadline if it changed; true if it did (the entry it
+    /// replaces is stale now and may be the top). Unchanged, the heap is
+    /// as it was and its top still current.
+    fn note_deadline(deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>, id: ConnectionId, e: &mut Entry) -> bool {
         let at = e.conn.poll_timeout();
-        if at != e.scheduled {
-            e.scheduled = at;
-            if let Some(at) = at {
-                self.deadlines.push(Reverse((at, id)));
-            }
+        if at == e.scheduled {
+            return false;
         }
-        self.clean_deadlines();
+        e.scheduled = at;
+        if let Some(at) = at {
+            deadlines.push(Reverse((at, id)));
+        }
+        true
     }
 
     /// Drop stale entries from the top (and compact when mostly stale).
@@ -232,7 +239,9 @@ impl Server {
                 continue;
             };
             if let Some(n) = e.conn.poll_transmit(now, buf) {
-                self.reschedule(id);
+                if Self::note_deadline(&mut self.deadlines, id, e) {
+                    self.clean_deadlines();
+                }
                 return Some((id, n));
             }
             e.dirty = false;
@@ -242,8 +251,8 @@ impl Server {
             }
             if e.conn.is_drained() {
                 self.retire(now, id);
-            } else {
-                self.reschedule(id);
+            } else if Self::note_deadline(&mut self.deadlines, id, e) {
+                self.clean_deadlines();
             }
         }
         None
@@ -292,6 +301,8 @@ impl Server {
     /// (by then its client has given up too).
     fn retire(&mut self, now: u64, id: ConnectionId) {
         self.connections.remove(&id);
+        // Its deadline may be the heap's top: keep the top current.
+        self.clean_deadlines();
         if self.retired.len() >= 2 * self.config.max_connections {
             self.retired.pop_first();
         }
