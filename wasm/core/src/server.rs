@@ -163,14 +163,17 @@ impl Server {
         }
     }
 
-    /// Send on one connection (see `Connection::send`).
+    /// Send on one connection (see `Connection::send`). An unknown ID hands
+    /// the message back in `NotConnected`.
     pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
-        // Looked up once here and once in `with_conn` (the closure must own
-        // `data`, so an unknown ID has to be known before to hand it back).
-        if !self.connections.contains_key(&id) {
+        let Some(e) = self.connections.get_mut(&id) else {
             return Err(SendError::NotConnected(data));
+        };
+        let r = e.conn.send(now, channel, data);
+        if Self::settle(&mut self.events, &mut self.dirty, &mut self.deadlines, id, e) {
+            self.clean_deadlines();
         }
-        self.with_conn(id, |c| c.send(now, channel, data)).unwrap_or_else(|| Err(SendError::NotConnected(Vec::new())))
+        r
     }
 
     /// Close one connection with an application code and reason.
@@ -182,19 +185,31 @@ impl Server {
     pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
         let e = self.connections.get_mut(&id)?;
         let r = f(&mut e.conn);
-        while let Some(ev) = e.conn.poll_event() {
-            self.events.push_back((id, ev));
-        }
-        if !e.dirty {
-            e.dirty = true;
-            self.dirty.push_back(id);
-        }
-        // The entry in hand is rescheduled: no second lookup of `id` (with
-        // thousands of connections each lookup is a walk of cold tree nodes).
-        if Self::note_deadline(&mut self.deadlines, id, e) {
+        if Self::settle(&mut self.events, &mut self.dirty, &mut self.deadlines, id, e) {
             self.clean_deadlines();
         }
         Some(r)
+    }
+
+    /// After a call on entry `e`: collect its events, mark it dirty and
+    /// reschedule it, on the entry in hand (with thousands of connections
+    /// each lookup of `id` is a walk of cold tree nodes). True if its
+    /// deadline changed (see `note_deadline`).
+    fn settle(
+        events: &mut VecDeque<(ConnectionId, Event)>,
+        dirty: &mut VecDeque<ConnectionId>,
+        deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>,
+        id: ConnectionId,
+        e: &mut Entry,
+    ) -> bool {
+        while let Some(ev) = e.conn.poll_event() {
+            events.push_back((id, ev));
+        }
+        if !e.dirty {
+            e.dirty = true;
+            dirty.push_back(id);
+        }
+        Self::note_deadline(deadlines, id, e)
     }
 
     /// Pushes `e`'s deadline if it changed; true if it did (the entry it
