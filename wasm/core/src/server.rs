@@ -302,6 +302,9 @@ impl Server {
         for id in due {
             self.with_conn(id, |c| c.handle_timeout(now));
         }
+        // The pops above may have left a stale entry on top (`with_conn`
+        // cleans only when a deadline moved).
+        self.clean_deadlines();
         let expired: Vec<ConnectionId> =
             self.pending.iter().filter(|(_, p)| p.since + self.config.pending_timeout_us <= now).map(|(&id, _)| id).collect();
         for id in expired {
