@@ -83,9 +83,8 @@ impl Server {
     /// host can note the peer's current address) or why it was dropped.
     pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<ConnectionId, DropReason> {
         let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
-        if self.connections.contains_key(&id) {
-            let r = self.with_conn(id, |c| c.handle_datagram(now, datagram));
-            return r.unwrap_or(Err(DropReason::UnknownConnection)).map(|_| id);
+        if let Some(r) = self.with_conn(id, |c| c.handle_datagram(now, datagram)) {
+            return r.map(|_| id);
         }
         if ty != wire::PACKET_HELLO {
             return Err(DropReason::UnknownConnection);
@@ -164,12 +163,17 @@ impl Server {
         }
     }
 
-    /// Send on one connection (see `Connection::send`).
+    /// Send on one connection (see `Connection::send`). An unknown ID hands
+    /// the message back in `NotConnected`.
     pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
-        if !self.connections.contains_key(&id) {
+        let Some(e) = self.connections.get_mut(&id) else {
             return Err(SendError::NotConnected(data));
+        };
+        let r = e.conn.send(now, channel, data);
+        if Self::settle(&mut self.events, &mut self.dirty, &mut self.deadlines, id, e) {
+            self.clean_deadlines();
         }
-        self.with_conn(id, |c| c.send(now, channel, data)).unwrap_or_else(|| Err(SendError::NotConnected(Vec::new())))
+        r
     }
 
     /// Close one connection with an application code and reason.
@@ -181,28 +185,46 @@ impl Server {
     pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
         let e = self.connections.get_mut(&id)?;
         let r = f(&mut e.conn);
-        while let Some(ev) = e.conn.poll_event() {
-            self.events.push_back((id, ev));
+        if Self::settle(&mut self.events, &mut self.dirty, &mut self.deadlines, id, e) {
+            self.clean_deadlines();
         }
-        if !e.dirty {
-            e.dirty = true;
-            self.dirty.push_back(id);
-        }
-        self.reschedule(id);
         Some(r)
     }
 
-    /// Record a connection's current deadline in the heap if it changed.
-    fn reschedule(&mut self, id: ConnectionId) {
-        let Some(e) = self.connections.get_mut(&id) else { return };
-        let at = e.conn.poll_timeout();
-        if at != e.scheduled {
-            e.scheduled = at;
-            if let Some(at) = at {
-                self.deadlines.push(Reverse((at, id)));
-            }
+    /// After a call on entry `e`: collect its events, mark it dirty and
+    /// reschedule it, on the entry in hand (with thousands of connections
+    /// each lookup of `id` is a walk of cold tree nodes). True if its
+    /// deadline changed (see `note_deadline`).
+    fn settle(
+        events: &mut VecDeque<(ConnectionId, Event)>,
+        dirty: &mut VecDeque<ConnectionId>,
+        deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>,
+        id: ConnectionId,
+        e: &mut Entry,
+    ) -> bool {
+        while let Some(ev) = e.conn.poll_event() {
+            events.push_back((id, ev));
         }
-        self.clean_deadlines();
+        if !e.dirty {
+            e.dirty = true;
+            dirty.push_back(id);
+        }
+        Self::note_deadline(deadlines, id, e)
+    }
+
+    /// Pushes `e`'s deadline if it changed; true if it did (the entry it
+    /// replaces is stale now and may be the top). Unchanged, the heap is
+    /// as it was and its top still current.
+    fn note_deadline(deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>, id: ConnectionId, e: &mut Entry) -> bool {
+        let at = e.conn.poll_timeout();
+        if at == e.scheduled {
+            return false;
+        }
+        e.scheduled = at;
+        if let Some(at) = at {
+            deadlines.push(Reverse((at, id)));
+        }
+        true
     }
 
     /// Drop stale entries from the top (and compact when mostly stale).
@@ -232,7 +254,9 @@ impl Server {
                 continue;
             };
             if let Some(n) = e.conn.poll_transmit(now, buf) {
-                self.reschedule(id);
+                if Self::note_deadline(&mut self.deadlines, id, e) {
+                    self.clean_deadlines();
+                }
                 return Some((id, n));
             }
             e.dirty = false;
@@ -242,8 +266,8 @@ impl Server {
             }
             if e.conn.is_drained() {
                 self.retire(now, id);
-            } else {
-                self.reschedule(id);
+            } else if Self::note_deadline(&mut self.deadlines, id, e) {
+                self.clean_deadlines();
             }
         }
         None
@@ -278,6 +302,9 @@ impl Server {
         for id in due {
             self.with_conn(id, |c| c.handle_timeout(now));
         }
+        // The pops above may have left a stale entry on top (`with_conn`
+        // cleans only when a deadline moved).
+        self.clean_deadlines();
         let expired: Vec<ConnectionId> =
             self.pending.iter().filter(|(_, p)| p.since + self.config.pending_timeout_us <= now).map(|(&id, _)| id).collect();
         for id in expired {
@@ -292,6 +319,8 @@ impl Server {
     /// (by then its client has given up too).
     fn retire(&mut self, now: u64, id: ConnectionId) {
         self.connections.remove(&id);
+        // Its deadline may be the heap's top: keep the top current.
+        self.clean_deadlines();
         if self.retired.len() >= 2 * self.config.max_connections {
             self.retired.pop_first();
         }

@@ -191,3 +191,56 @@ fn server_times_out_many_silent_connections_each_once() {
     assert_eq!(closed, 300);
     assert_eq!(server.connection_count(), 0);
 }
+
+#[test]
+fn server_deadline_stays_the_earliest_of_its_connections() {
+    // The server reschedules only connections whose deadline moved and
+    // skips stale heap entries lazily: through sends, losses, ACKs and
+    // timeouts its next deadline must still be its connections' earliest.
+    use ricochet_core::Server;
+    let cfg = Config::default();
+    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
+    let mut buf = vec![0u8; 1500];
+    let mut clients: Vec<Connection> = (0..40).map(|i| Connection::client(cfg.clone(), 0, 5000 + i, b"").unwrap()).collect();
+    for c in &mut clients {
+        while let Some(n) = c.poll_transmit(0, &mut buf) {
+            server.handle_datagram(0, &buf[..n]).unwrap();
+        }
+    }
+    while let Some((id, ev)) = server.poll_event() {
+        if let Event::ConnectRequest { .. } = ev {
+            server.accept(0, id);
+        }
+    }
+    for round in 1..400u64 {
+        let now = round * 3_000;
+        for (i, c) in clients.iter().enumerate() {
+            if (i as u64 + round) % 3 == 0 {
+                let _ = server.send(now, c.id(), 0, vec![i as u8; 40]);
+            }
+        }
+        if server.poll_timeout().is_some_and(|t| t <= now) {
+            server.handle_timeout(now);
+        }
+        while let Some((id, n)) = server.poll_transmit(now, &mut buf) {
+            // Every fifth datagram is lost, so loss timers and probes run too.
+            if (id as u64 + round) % 5 != 0 {
+                if let Some(c) = clients.iter_mut().find(|c| c.id() == id) {
+                    let _ = c.handle_datagram(now, &buf[..n]);
+                }
+            }
+        }
+        for c in &mut clients {
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now);
+            }
+            while let Some(n) = c.poll_transmit(now, &mut buf) {
+                let _ = server.handle_datagram(now, &buf[..n]);
+            }
+            while c.poll_event().is_some() {}
+        }
+        while server.poll_event().is_some() {}
+        let earliest = server.connection_ids().filter_map(|id| server.connection(id).and_then(|c| c.poll_timeout())).min();
+        assert_eq!(server.poll_timeout(), earliest, "round {round}");
+    }
+}

@@ -7,7 +7,7 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use ricochet_core::{ConnectionId, Event, MessageId, SendError, Server, ServerConfig, Stats};
+use ricochet_core::{wire, ConnectionId, Event, MessageId, SendError, Server, ServerConfig, Stats};
 
 use crate::batch::{RecvBatch, SendBatch, MAX_BATCH_SLOTS};
 use crate::clock::Clock;
@@ -150,11 +150,6 @@ impl UdpServer {
     /// Queues a message; its fate arrives later as `Acked(id)`/`Lost(id)`.
     /// A refused message is handed back inside the error.
     pub fn send(&mut self, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
-        if self.core.connection(id).is_none() {
-            // Checked here so the message is handed back (the core's
-            // `Server::send` returns an empty one for an unknown ID).
-            return Err(SendError::NotConnected(data));
-        }
         self.core.send(self.clock.now_us(), id, channel, data)
     }
 
@@ -260,6 +255,7 @@ impl UdpServer {
             let mut progressed = false;
             while let Some((id, n)) = self.core.poll_transmit(now, self.outbox.next_buf()) {
                 progressed = true;
+                let reject = self.outbox.next_buf()[0] == wire::PACKET_REJECT;
                 match self.peers.get(&id) {
                     Some(p) => {
                         self.outbox.push(n, Some(p.addr));
@@ -269,8 +265,9 @@ impl UdpServer {
                     }
                     None => self.socket.stats.unroutable_out += 1,
                 }
-                if self.core.connection(id).is_none() {
-                    // A REJECT: the handshake is over, forget its address.
+                // A REJECT ends a handshake: forget its address. (Checked
+                // only then: a lookup per datagram costs at thousands of peers.)
+                if reject && self.core.connection(id).is_none() {
                     self.peers.remove(&id);
                 }
             }

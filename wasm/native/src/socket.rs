@@ -40,6 +40,9 @@ pub struct SocketStats {
 
 pub(crate) struct Socket {
     inner: UdpSocket,
+    /// The peer of a connected socket: its reads use `recv`, which copies
+    /// no address out of the kernel (a bot reads 60+ times a second).
+    peer: Option<SocketAddr>,
     pub(crate) stats: SocketStats,
 }
 
@@ -69,13 +72,24 @@ impl Socket {
             send_buffer_bytes: raw.send_buffer_size().unwrap_or(0),
             ..SocketStats::default()
         };
-        Ok(Socket { inner: raw.into(), stats })
+        Ok(Socket { inner: raw.into(), peer: None, stats })
     }
 
     /// Client sockets talk to one server: the kernel then filters every
     /// other sender.
-    pub(crate) fn connect(&self, addr: SocketAddr) -> io::Result<()> {
-        self.inner.connect(addr)
+    pub(crate) fn connect(&mut self, addr: SocketAddr) -> io::Result<()> {
+        self.inner.connect(addr)?;
+        self.peer = Some(addr);
+        Ok(())
+    }
+
+    /// One read: `recv` on a connected socket (the kernel filters every
+    /// other sender, so the datagram is from `peer`), else `recv_from`.
+    fn read(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        match self.peer {
+            Some(peer) => self.inner.recv(buf).map(|n| (n, peer)),
+            None => self.inner.recv_from(buf),
+        }
     }
 
     pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -86,7 +100,7 @@ impl Socket {
     pub(crate) fn try_recv(&mut self, buf: &mut [u8]) -> io::Result<Option<(usize, SocketAddr)>> {
         // Bounded: a flood of ICMP reports cannot keep us here.
         for _ in 0..64 {
-            match self.inner.recv_from(buf) {
+            match self.read(buf) {
                 Ok((n, from)) => {
                     self.stats.datagrams_in += 1;
                     self.stats.bytes_in += n as u64;
@@ -111,7 +125,7 @@ impl Socket {
         // Block with a timeout for this one call; std has no poll(2), and
         // the socket stays non-blocking for batch reads and sends.
         self.inner.set_nonblocking(false)?;
-        let waited = self.inner.set_read_timeout(Some(wait)).and_then(|()| self.inner.recv_from(buf));
+        let waited = self.inner.set_read_timeout(Some(wait)).and_then(|()| self.read(buf));
         self.inner.set_nonblocking(true)?;
         match waited {
             Ok((n, from)) => {

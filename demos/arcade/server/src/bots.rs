@@ -91,8 +91,12 @@ impl Bot {
         self.seq = self.seq.wrapping_add(1);
         self.recent.insert(0, InputFrame { keys: self.keys, fire, aim: self.aim });
         self.recent.truncate(MAX_INPUT_FRAMES);
-        let m = Message::Input { seq: self.seq, frames: self.recent.clone() };
+        // The frames are lent to the message and taken back: no copy per input.
+        let m = Message::Input { seq: self.seq, frames: std::mem::take(&mut self.recent) };
         let _ = self.client.send(CH_INPUT, m.encode());
+        if let Message::Input { frames, .. } = m {
+            self.recent = frames;
+        }
         self.inputs += 1;
     }
 

@@ -6,7 +6,9 @@
 //!
 //! Prints `{"event":"listening","ports":[..]}` (shard i serves rooms with
 //! `room % shards == i`), then a `stats` line every `--stats-ms` (players,
-//! rooms, tick time p50/p99/max in µs over the interval, resident memory).
+//! rooms, tick time p50/p99/max in µs over the interval, the CPU time of
+//! those ticks p50/p99 (below the wall time when a tick waited for a core),
+//! resident memory).
 //! Stops on stdin EOF (unless `--ignore-stdin`) or SIGTERM.
 //!
 //! Acknowledgements ride on snapshots: by default an ACK waits up to one
@@ -163,22 +165,28 @@ fn run(a: Args) -> io::Result<()> {
             continue;
         }
         waited = Duration::ZERO;
-        let mut times: Vec<u32> = Vec::new();
+        let (mut times, mut cpu): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         let (mut players, mut rooms, mut late, mut bad) = (0, 0, 0, 0);
         for s in &all_stats {
-            times.extend(s.take_tick_times());
+            for (wall, on_cpu) in s.take_tick_times() {
+                times.push(wall);
+                cpu.push(on_cpu);
+            }
             players += s.players.load(Ordering::Relaxed);
             rooms += s.rooms.load(Ordering::Relaxed);
             late += s.late_ticks.load(Ordering::Relaxed);
             bad += s.bad_messages.load(Ordering::Relaxed);
         }
         times.sort_unstable();
+        cpu.sort_unstable();
         log(&format!(
-            r#"{{"event":"stats","players":{players},"rooms":{rooms},"ticks":{},"tickP50Us":{},"tickP99Us":{},"tickMaxUs":{},"lateTicks":{late},"badMessages":{bad},"rssKiB":{}}}"#,
+            r#"{{"event":"stats","players":{players},"rooms":{rooms},"ticks":{},"tickP50Us":{},"tickP99Us":{},"tickMaxUs":{},"tickCpuP50Us":{},"tickCpuP99Us":{},"lateTicks":{late},"badMessages":{bad},"rssKiB":{}}}"#,
             times.len(),
             percentile(&times, 0.5),
             percentile(&times, 0.99),
             times.last().copied().unwrap_or(0),
+            percentile(&cpu, 0.5),
+            percentile(&cpu, 0.99),
             rss_kib()
         ));
     }
