@@ -150,13 +150,12 @@ fn malformed_data_does_not_complete_the_handshake() {
     assert_eq!(client.poll_event(), None);
 }
 
-#[test]
-fn server_times_out_many_silent_connections_each_once() {
-    use ricochet_core::Server;
-    let cfg = Config { idle_timeout_us: 1_000_000, keepalive_interval_us: 200_000, ..Config::default() };
-    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
+/// A server that has accepted `n` clients' HELLOs (its WELCOMEs not yet
+/// polled); client `i` is seeded `seed + i`.
+fn server_accepting(cfg: &Config, n: u64, seed: u64) -> (ricochet_core::Server, Vec<Connection>) {
+    let mut server = ricochet_core::Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
     let mut buf = vec![0u8; 1500];
-    let mut clients: Vec<Connection> = (0..300).map(|i| Connection::client(cfg.clone(), 0, 1000 + i, b"").unwrap()).collect();
+    let mut clients: Vec<Connection> = (0..n).map(|i| Connection::client(cfg.clone(), 0, seed + i, b"").unwrap()).collect();
     for c in &mut clients {
         while let Some(n) = c.poll_transmit(0, &mut buf) {
             server.handle_datagram(0, &buf[..n]).unwrap();
@@ -167,6 +166,14 @@ fn server_times_out_many_silent_connections_each_once() {
             server.accept(0, id);
         }
     }
+    (server, clients)
+}
+
+#[test]
+fn server_times_out_many_silent_connections_each_once() {
+    let cfg = Config { idle_timeout_us: 1_000_000, keepalive_interval_us: 200_000, ..Config::default() };
+    let (mut server, _clients) = server_accepting(&cfg, 300, 1000);
+    let mut buf = vec![0u8; 1500];
     while server.poll_transmit(0, &mut buf).is_some() {}
     assert_eq!(server.connection_count(), 300);
     // The clients fall silent: step the server through its own deadlines.
@@ -197,21 +204,9 @@ fn server_deadline_stays_the_earliest_of_its_connections() {
     // The server reschedules only connections whose deadline moved and
     // skips stale heap entries lazily: through sends, losses, ACKs and
     // timeouts its next deadline must still be its connections' earliest.
-    use ricochet_core::Server;
     let cfg = Config::default();
-    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
+    let (mut server, mut clients) = server_accepting(&cfg, 40, 5000);
     let mut buf = vec![0u8; 1500];
-    let mut clients: Vec<Connection> = (0..40).map(|i| Connection::client(cfg.clone(), 0, 5000 + i, b"").unwrap()).collect();
-    for c in &mut clients {
-        while let Some(n) = c.poll_transmit(0, &mut buf) {
-            server.handle_datagram(0, &buf[..n]).unwrap();
-        }
-    }
-    while let Some((id, ev)) = server.poll_event() {
-        if let Event::ConnectRequest { .. } = ev {
-            server.accept(0, id);
-        }
-    }
     for round in 1..400u64 {
         let now = round * 3_000;
         for (i, c) in clients.iter().enumerate() {
