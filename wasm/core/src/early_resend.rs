@@ -5,10 +5,11 @@
 //! is app-limited (in flight at most half the window, no bulk transfer
 //! queued), a packet with reliable data (a first transmission) whose ACK is
 //! overdue — sent longer ago than the smoothed RTT, four deviations and the
-//! peer's usual ACK delay — has that data sent again, once. The packet is not declared lost: loss counters and congestion
-//! control see only real losses, and a late ACK turns the resend into a
-//! harmless duplicate (the cost: one message per lost ACK). Linux TCP's
-//! thin-stream mode and KCP's per-segment timeout make the same trade.
+//! peer's usual ACK delay — has that data sent again, once. The packet is
+//! not declared lost: loss counters and congestion control see only real
+//! losses, and a late ACK turns the resend into a harmless duplicate (the
+//! cost: one message per lost ACK). Linux TCP's thin-stream mode and KCP's
+//! per-segment timeout make the same trade.
 //!
 //! Packets are scanned in send order from a cursor, so each is looked at
 //! about once however often the timer is refreshed.

@@ -221,13 +221,13 @@ impl Connection {
         Some(n)
     }
 
-    /// Retransmissions or first transmissions are waiting.
     /// A bulk transfer is under way: more is buffered than two congestion
     /// windows, so the path, not the application, sets the pace.
     pub(crate) fn bulk(&self) -> bool {
         self.send_buffered as u64 > self.cc.window().saturating_mul(2)
     }
 
+    /// Retransmissions or first transmissions are waiting.
     fn has_unsent(&self) -> bool {
         !self.retransmit.is_empty() || self.send.iter().any(|s| s.queued_messages() > 0)
     }

@@ -61,7 +61,7 @@ impl RttEstimator {
     /// How long after sending an ACK is overdue (early resend on thin
     /// streams): srtt + max(4·rttvar, 1 ms) + the peer's usual ACK delay.
     pub fn ack_overdue_after(&self) -> u64 {
-        self.smoothed + (4 * self.var).max(1_000) + self.ack_delay
+        self.pto_base(self.ack_delay)
     }
 
     /// Time after which an unacknowledged packet older than a newer acked

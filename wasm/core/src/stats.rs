@@ -43,7 +43,8 @@ pub struct Stats {
     pub packets_lost: u64,
     /// Ack-eliciting packets sent (the ones tracked for loss).
     pub eliciting_packets_out: u64,
-    /// Message fragments sent again after loss or on probe.
+    /// Message fragments sent again: after loss, on probe, or early (see
+    /// `early_resends`).
     pub retransmissions: u64,
     /// Packets whose reliable data was sent again because their ACK was
     /// overdue on a thin stream, before any loss was known (some of them
