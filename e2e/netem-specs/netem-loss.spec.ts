@@ -69,7 +69,7 @@ for (const c of CASES) {
         // come, so the wait is short there and only lets stragglers land.
         let relayAfter = await s.relayDatagrams(transport);
         for (const until = Date.now() + (transport === 'websocket' ? 3_000 : 300); Date.now() < until; ) {
-          if (relayAfter.toBackend - relayBefore.toBackend >= (res.sdk!.packetsOut as number)) break;
+          if (relayAfter.toBackend - relayBefore.toBackend >= (sdk!.packetsOut as number)) break;
           await new Promise((r) => setTimeout(r, 50));
           relayAfter = await s.relayDatagrams(transport);
         }

@@ -29,11 +29,12 @@ export class RelayMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     for (const t of ['webtransport', 'websocket']) this.sessions.set({ transport: t }, 0);
-    const bind = (direction: Direction): Record<TransportName, Forwarded> => ({
-      webtransport: { datagrams: this.datagrams.labels({ direction, transport: 'webtransport' }), bytes: this.bytes.labels({ direction, transport: 'webtransport' }) },
-      websocket: { datagrams: this.datagrams.labels({ direction, transport: 'websocket' }), bytes: this.bytes.labels({ direction, transport: 'websocket' }) },
+    const bind = (direction: Direction, transport: TransportName): Forwarded => ({
+      datagrams: this.datagrams.labels({ direction, transport }),
+      bytes: this.bytes.labels({ direction, transport }),
     });
-    this.bound = { to_backend: bind('to_backend'), to_client: bind('to_client') };
+    const both = (direction: Direction) => ({ webtransport: bind(direction, 'webtransport'), websocket: bind(direction, 'websocket') });
+    this.bound = { to_backend: both('to_backend'), to_client: both('to_client') };
   }
 
   /**

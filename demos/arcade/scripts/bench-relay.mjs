@@ -107,12 +107,16 @@ const echo = createSocket({ type: 'udp4', recvBufferSize: 8 << 20 });
 await new Promise((r) => echo.bind(0, '127.0.0.1', r));
 echo.on('message', (m, rinfo) => echo.send(m, rinfo.port, rinfo.address));
 const backend = `127.0.0.1:${echo.address().port}`;
-const relay = spawn(
-  process.execPath,
-  [join(ROOT, 'relay', 'dist', 'cli.js'), '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', '--wt-port=-1', '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' } },
-);
-const info = await firstJsonLine(relay, (m) => m.event === 'listening');
+/** A relay forwarding to the echo backend with rate limits out of the way; `wtPort` -1 disables WebTransport. Resolves once it listens. */
+async function startRelay(wtPort) {
+  const proc = spawn(
+    process.execPath,
+    [join(ROOT, 'relay', 'dist', 'cli.js'), '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', `--wt-port=${wtPort}`, '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' } },
+  );
+  return { proc, info: await firstJsonLine(proc, (m) => m.event === 'listening') };
+}
+const { proc: relay, info } = await startRelay(-1);
 const { mintToken } = await import(join(ROOT, 'relay', 'dist', 'index.js'));
 const relaySockets = [];
 for (let i = 0; i < CLIENTS; i++) {
@@ -128,12 +132,7 @@ relay.kill('SIGTERM');
 // --- the relay's WebTransport side, same echo backend
 const built = spawnSync(process.execPath, [join(ROOT, 'relay', 'native', 'build.mjs'), '--client'], { stdio: ['ignore', 'ignore', 'inherit'] });
 if (built.status !== 0) throw new Error('building the WebTransport client failed');
-const wtRelay = spawn(
-  process.execPath,
-  [join(ROOT, 'relay', 'dist', 'cli.js'), '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', '--wt-port', '0', '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' } },
-);
-const wtInfo = await firstJsonLine(wtRelay, (m) => m.event === 'listening');
+const { proc: wtRelay, info: wtInfo } = await startRelay(0);
 /** Runs the clients (`count` datagrams each at WT_RATE/s); resolves with their summaries and the relay's CPU over the run. */
 function wtRun(count) {
   const cpu0 = cpuSeconds(wtRelay.pid);
