@@ -1,8 +1,12 @@
 //! Load bots for the arcade server.
 //!
 //! ```sh
-//! arcade-bots --ports 4000,4001 --bots 2000 --per-room 20 --seconds 20 --threads 1
+//! arcade-bots --ports 4000,4001 --bots 2000 --per-room 20 --seconds 20 --threads 2 --priority idle
 //! ```
+//!
+//! `--priority idle` runs the bot threads under Linux's SCHED_IDLE: they get
+//! only the CPU the server leaves, as if they were the players' own machines,
+//! so a server tick on the same cores is never made to wait for a bot.
 //!
 //! Room r is served by port `ports[r % ports.len()]` (the server's shards).
 //! Prints one JSON line at the end: bots that connected, that were closed,
@@ -22,10 +26,11 @@ struct Args {
     seconds: f64,
     threads: usize,
     ramp_per_tick: usize,
+    idle_priority: bool,
 }
 
 fn parse() -> Result<Args, String> {
-    let mut a = Args { host: "127.0.0.1".into(), ports: vec![], bots: 100, per_room: 20, seconds: 10.0, threads: 1, ramp_per_tick: 20 };
+    let mut a = Args { host: "127.0.0.1".into(), ports: vec![], bots: 100, per_room: 20, seconds: 10.0, threads: 1, ramp_per_tick: 20, idle_priority: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let v = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -38,6 +43,13 @@ fn parse() -> Result<Args, String> {
             "--seconds" => a.seconds = num(&v)?,
             "--threads" => a.threads = (num(&v)? as usize).max(1),
             "--ramp-per-tick" => a.ramp_per_tick = (num(&v)? as usize).max(1),
+            "--priority" => {
+                a.idle_priority = match v.as_str() {
+                    "idle" => true,
+                    "normal" => false,
+                    _ => return Err(format!("--priority: expected idle or normal, got {v}")),
+                }
+            }
             other => return Err(format!("unknown argument: {other}")),
         }
     }
@@ -62,8 +74,11 @@ fn main() -> ExitCode {
     for t in 0..a.threads {
         let first = t * per_thread;
         let count = per_thread.min(a.bots.saturating_sub(first));
-        let (host, ports, per_room, ramp) = (a.host.clone(), a.ports.clone(), a.per_room, a.ramp_per_tick);
+        let (host, ports, per_room, ramp, idle) = (a.host.clone(), a.ports.clone(), a.per_room, a.ramp_per_tick, a.idle_priority);
         handles.push(std::thread::spawn(move || {
+            if idle {
+                idle_priority()?;
+            }
             let make = |i: usize| {
                 let n = first + i;
                 let room = (n / per_room) % 256;
@@ -105,4 +120,21 @@ fn main() -> ExitCode {
         inputs as f64 / steady / connected.max(1) as f64
     );
     ExitCode::SUCCESS
+}
+
+/// Puts the calling thread under SCHED_IDLE (Linux schedules it only when
+/// nothing else wants the core; no privilege needed to lower one's own).
+#[cfg(target_os = "linux")]
+fn idle_priority() -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` outlives the call.
+    match unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn idle_priority() -> std::io::Result<()> {
+    Err(std::io::Error::other("--priority idle needs Linux (SCHED_IDLE)"))
 }
