@@ -9,7 +9,10 @@
 // Then the relay's WebTransport side: Rust WebTransport clients (the addon's
 // wt_client example, Ricochet-framed) at a fixed rate each, against the
 // same UDP echo backend. The addon paces each session's sends (10 k/s by
-// default), so the offered rate stays below that.
+// default), so the offered rate stays below that. ARCADE_BENCH_RELAY_WT_CLIENTS
+// (4), _RATE (6,000/s) and _SECONDS (8) set the load: at 4 × 6,000 the relay
+// is a third busy and its wake-ups cost more per datagram than at saturation
+// (8 × 6,000 here: ~105 k per CPU-second, but a fifth of them lost).
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
@@ -25,7 +28,7 @@ const MESSAGES = Number(process.env.ARCADE_BENCH_RELAY_MESSAGES ?? 200_000);
 /** Messages each client keeps in flight (a window, so neither side buffers without bound). */
 const WINDOW = 64;
 const CLK_TCK = 100;
-const WT_CLIENTS = 4;
+const WT_CLIENTS = Number(process.env.ARCADE_BENCH_RELAY_WT_CLIENTS ?? 4);
 const WT_RATE = Number(process.env.ARCADE_BENCH_RELAY_WT_RATE ?? 6_000);
 const WT_SECONDS = Number(process.env.ARCADE_BENCH_RELAY_WT_SECONDS ?? 8);
 const WT_CLIENT_BIN = join(ROOT, 'relay', 'native', 'target', 'release', 'examples', 'wt_client');
