@@ -130,7 +130,10 @@ fn idle_priority() -> std::io::Result<()> {
     // SAFETY: pid 0 is the calling thread; `param` outlives the call.
     match unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } {
         0 => Ok(()),
-        _ => Err(std::io::Error::last_os_error()),
+        _ => {
+            let e = std::io::Error::last_os_error();
+            Err(std::io::Error::other(format!("--priority idle: SCHED_IDLE refused ({e}); use --priority normal (bench: ARCADE_BENCH_BOT_PRIORITY=normal)")))
+        }
     }
 }
 
