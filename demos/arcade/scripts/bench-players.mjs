@@ -35,7 +35,7 @@ const STEPS = (process.env.ARCADE_BENCH_PLAYERS ?? '250,500,1000,2000,3000').spl
 const STEADY_S = Number(process.env.ARCADE_BENCH_SECONDS ?? 8);
 // Four shards a core: shard ticks are staggered across the period, so each
 // is a quarter as long as one shard a core would tick and the cores take
-// turns (2 a core: 2,000 players at tick p99 4.3–5.8 ms; 4 a core: 1.9–3.3).
+// turns (2 a core: 2,000 players at tick p99 4.6–5.8 ms; 4 a core: 1.6–3.3).
 const SHARDS = Number(process.env.ARCADE_BENCH_SHARDS ?? 4 * cpus().length);
 const SNAPSHOT_HZ = 30;
 const PER_ROOM = 20;
