@@ -124,11 +124,16 @@ function parseArgs(argv) {
     else if (a === '--cells') o.cells = argv[++i].split(',');
     else if (a === '--out') o.out = argv[++i];
     else if (a === '--seed') o.seed = Number(argv[++i]);
-    else throw new Error(`unknown argument ${a}`);
+    else throw usageError(`unknown argument ${a}`);
   }
   if (o.quick && !argv.includes('--count')) o.count = 600;
-  for (const c of o.cells) if (!CELLS.some((x) => x.name === c)) throw new Error(`unknown cell ${c}`);
+  for (const c of o.cells) if (!CELLS.some((x) => x.name === c)) throw usageError(`unknown cell ${c} (cells: ${CELLS.map((x) => x.name).join(', ')})`);
   return o;
+}
+
+/** A command-line mistake: reported as one line with the usage, no stack. */
+function usageError(message) {
+  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--count N] [--cells a,b] [--out DIR] [--seed N]`), { usage: true });
 }
 
 /** Runs S1; prints and writes the tables and chart; returns the results. */
@@ -192,7 +197,7 @@ export async function runS1(argv = []) {
 
 if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {
   runS1(process.argv.slice(2)).catch((e) => {
-    console.error(`s1: ${e.stack ?? e.message}`);
+    console.error(`s1: ${e.usage ? e.message : (e.stack ?? e.message)}`);
     process.exit(1);
   });
 }
