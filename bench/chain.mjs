@@ -41,8 +41,12 @@ export async function createChain({ hops, settings, seed = 1 }) {
   const addr = (h, side) => `10.78.${base + h}.${side}`;
   const rt = realtimeAvailable();
   const close = async () => {
-    for (const c of [...children, ...emulators]) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+    const alive = () => [...children, ...emulators].filter((c) => c.exitCode === null && c.signalCode === null);
+    for (const c of alive()) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
+    // A peer spinning under SCHED_FIFO may not get to its exit in time; it must
+    // not outlive the chain (it would hold both cores for every later run).
+    for (const c of alive()) c.kill('SIGKILL');
     for (const n of ns) await sh('ip', ['netns', 'del', n]).catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
   };

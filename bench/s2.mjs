@@ -79,7 +79,13 @@ export async function runS2(argv = []) {
   const rows = [];
   for (const p of PEERS) {
     console.error(`S2 ${p.key}: ${seconds} s…`);
-    rows.push({ p, ...(await runPeer(p, seconds, 1)) });
+    try {
+      rows.push({ p, ...(await runPeer(p, seconds, 1)) });
+    } catch (e) {
+      // One protocol's failure is a row of the table, not the end of the run.
+      console.error(`S2 ${p.key} failed: ${e.message}`);
+      rows.push({ p, error: e.message });
+    }
   }
   const hopLine = (hops) =>
     hops
@@ -91,12 +97,13 @@ export async function runS2(argv = []) {
     '| protocol | goodput (Mbit/s) | share of link rate | goal (Ricochet): ≥ 80 % | emulator, data direction |',
     '|---|---|---|---|---|',
     ...rows.map((r) => {
+      if (r.error) return `| ${r.p.label} | failed: ${r.error} |  | ${r.p.key === 'ricochet' ? '**not met**' : ''} |  |`;
       const share = r.receiver.mbps / LINK_MBPS;
       const goal = r.p.key === 'ricochet' ? `**${share >= GOAL ? 'met' : 'not met'}**` : '';
       return `| ${r.p.label} | ${r.receiver.mbps.toFixed(1)} | ${(100 * share).toFixed(1)} % | ${goal} | ${hopLine(r.hops)} |`;
     }),
     '',
-    `TCP congestion control: ${rows[0].tcpCc}; peers and emulators under chrt -f 20: ${rows[0].realtime}. Published (BATS paper): BATS 42.4, kcptun 16.7, TCP 1.96 Mbit/s.`,
+    `TCP congestion control: ${rows.find((r) => r.tcpCc)?.tcpCc ?? 'unknown'}; peers and emulators under chrt -f 20: ${rows.find((r) => r.tcpCc)?.realtime ?? 'unknown'}. Published (BATS paper): BATS 42.4, kcptun 16.7, TCP 1.96 Mbit/s.`,
     '',
   ];
   console.log(`\n${md.join('\n')}`);
@@ -104,6 +111,7 @@ export async function runS2(argv = []) {
   writeFileSync(join(out, 's2.md'), `${md.join('\n')}\n`);
   writeFileSync(join(out, 's2.json'), JSON.stringify({ date: new Date().toISOString(), seconds, link: LINK, rows: rows.map(({ p, ...r }) => ({ protocol: p.key, ...r })) }, null, 1));
   console.log(`written: ${join(out, 's2.md')}, ${join(out, 's2.json')}`);
+  if (rows.some((r) => r.error)) process.exitCode = 1;
 }
 
 if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {
