@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { EMULATOR_BIN, linkArgs, realtimeAvailable } from '../netem/lab.mjs';
+import { EMULATOR_BIN, linkArgs, realtimeAvailable, stop } from '../netem/lab.mjs';
 
 const sh = (cmd, args) =>
   new Promise((resolve, reject) => execFile(cmd, args, (e, out, err) => (e ? reject(new Error(`${cmd} ${args.join(' ')}: ${err || e.message}`)) : resolve(out))));
@@ -41,12 +41,9 @@ export async function createChain({ hops, settings, seed = 1 }) {
   const addr = (h, side) => `10.78.${base + h}.${side}`;
   const rt = realtimeAvailable();
   const close = async () => {
-    const alive = () => [...children, ...emulators].filter((c) => c.exitCode === null && c.signalCode === null);
-    for (const c of alive()) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    // A peer spinning under SCHED_FIFO may not get to its exit in time; it must
-    // not outlive the chain (it would hold both cores for every later run).
-    for (const c of alive()) c.kill('SIGKILL');
+    // SIGKILL after the grace: a peer spinning under SCHED_FIFO must not
+    // outlive the chain (it would hold both cores for every later run).
+    await Promise.all([...children, ...emulators].map(stop));
     for (const n of ns) await sh('ip', ['netns', 'del', n]).catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
   };

@@ -212,7 +212,8 @@ function waitExit(child, ms) {
   });
 }
 
-async function stop(child) {
+/** SIGTERM, then SIGKILL if it has not exited within the grace period; resolves once it is gone. */
+export async function stop(child) {
   if (exited(child)) return;
   child.kill('SIGTERM');
   if (!(await waitExit(child, KILL_GRACE_MS))) {
