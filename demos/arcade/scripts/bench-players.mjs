@@ -23,12 +23,13 @@
 // ARCADE_BENCH_SHARDS, ARCADE_BENCH_BOT_THREADS and ARCADE_BENCH_BOT_PRIORITY (idle | normal) change the
 // set-up (before 2026-11-25: 2 shards, 1 bot thread, normal); ARCADE_BENCH_S6=0 skips S6.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { build } from '../../../scripts/build.mjs';
 import { ARCADE, buildServer } from './build.mjs';
 import { startGameServer } from './stack.mjs';
+import { cpuSeconds } from './proc-cpu.mjs';
 
 const ROOT = join(ARCADE, '..', '..');
 const STEPS = (process.env.ARCADE_BENCH_PLAYERS ?? '250,500,1000,2000,3000').split(',').map(Number);
@@ -67,12 +68,6 @@ function runBots(ports, bots, seconds, onCpu) {
       code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`arcade-bots exited ${code}`));
     });
   });
-}
-
-/** CPU seconds a process has used (Linux /proc; clock ticks of 10 ms). */
-function cpuSeconds(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

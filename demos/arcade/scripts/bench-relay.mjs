@@ -15,11 +15,11 @@
 // (8 × 6,000 here: ~105 k per CPU-second, but a fifth of them lost).
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
 import { ARCADE } from './build.mjs';
+import { cpuSeconds } from './proc-cpu.mjs';
 
 const ROOT = join(ARCADE, '..', '..');
 const SECRET = 'bench-secret-0123456789';
@@ -27,16 +27,10 @@ const CLIENTS = 8;
 const MESSAGES = Number(process.env.ARCADE_BENCH_RELAY_MESSAGES ?? 200_000);
 /** Messages each client keeps in flight (a window, so neither side buffers without bound). */
 const WINDOW = 64;
-const CLK_TCK = 100;
 const WT_CLIENTS = Number(process.env.ARCADE_BENCH_RELAY_WT_CLIENTS ?? 4);
 const WT_RATE = Number(process.env.ARCADE_BENCH_RELAY_WT_RATE ?? 6_000);
 const WT_SECONDS = Number(process.env.ARCADE_BENCH_RELAY_WT_SECONDS ?? 8);
 const WT_CLIENT_BIN = join(ROOT, 'relay', 'native', 'target', 'release', 'examples', 'wt_client');
-
-function cpuSeconds(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime
-}
 
 function firstJsonLine(proc, pred) {
   return new Promise((resolve, reject) => {

@@ -53,7 +53,7 @@ impl ShardStats {
 }
 
 /// CPU time of the calling thread, µs (0 where unsupported).
-fn thread_cpu_us() -> u64 {
+pub fn thread_cpu_us() -> u64 {
     #[cfg(unix)]
     {
         let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };

@@ -16,12 +16,7 @@ use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 
-fn thread_cpu_s() -> f64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
+use ricochet_arcade::net::thread_cpu_us;
 
 fn headers(iov: &mut [libc::iovec]) -> Vec<libc::mmsghdr> {
     iov.iter_mut()
@@ -78,7 +73,7 @@ fn run(size: usize, rounds: usize, batch: usize) -> std::io::Result<()> {
     let mut bufs = vec![[0u8; 2048]; batch];
     let (mut send_us, mut recv_us) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let t0 = thread_cpu_s();
+        let t0 = thread_cpu_us();
         let mut sent = 0;
         while sent < per_round {
             let mut iov: Vec<libc::iovec> = (0..batch).map(|_| libc::iovec { iov_base: payload.as_ptr() as *mut _, iov_len: size }).collect();
@@ -90,7 +85,7 @@ fn run(size: usize, rounds: usize, batch: usize) -> std::io::Result<()> {
             }
             sent += n as usize;
         }
-        let t1 = thread_cpu_s();
+        let t1 = thread_cpu_us();
         let mut got = 0;
         loop {
             let mut iov: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut _, iov_len: b.len() }).collect();
@@ -102,12 +97,12 @@ fn run(size: usize, rounds: usize, batch: usize) -> std::io::Result<()> {
             }
             got += n as usize;
         }
-        let t2 = thread_cpu_s();
+        let t2 = thread_cpu_us();
         if got < per_round * 9 / 10 {
             return Err(std::io::Error::other(format!("only {got} of {per_round} datagrams arrived: receive buffer too small")));
         }
-        send_us.push((t1 - t0) * 1e6 / sent as f64);
-        recv_us.push((t2 - t1) * 1e6 / got as f64);
+        send_us.push((t1 - t0) as f64 / sent as f64);
+        recv_us.push((t2 - t1) as f64 / got as f64);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
