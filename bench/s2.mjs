@@ -91,6 +91,7 @@ export async function runS2(argv = []) {
     hops
       .map((h, k) => (h ? `hop ${k + 1}: ${((100 * h.a_to_b.lost) / Math.max(1, h.a_to_b.packets_in)).toFixed(2)} % lost, ${h.a_to_b.queue_dropped} queue drops, late_us p99 ${h.a_to_b.late_us.p99} max ${h.a_to_b.late_us.max}` : `hop ${k + 1}: no stats`))
       .join('; ');
+  const measured = rows.find((r) => !r.error); // a row that ran, for the set-up line
   const md = [
     `## S2 — bulk goodput H0 → H3 over ${HOPS} hops (each ${LINK_MBPS} Mbit/s, 5 ± 1 ms, ${LINK.loss * 100} % loss), ${seconds} s per protocol`,
     '',
@@ -103,7 +104,7 @@ export async function runS2(argv = []) {
       return `| ${r.p.label} | ${r.receiver.mbps.toFixed(1)} | ${(100 * share).toFixed(1)} % | ${goal} | ${hopLine(r.hops)} |`;
     }),
     '',
-    `TCP congestion control: ${rows.find((r) => r.tcpCc)?.tcpCc ?? 'unknown'}; peers and emulators under chrt -f 20: ${rows.find((r) => r.tcpCc)?.realtime ?? 'unknown'}. Published (BATS paper): BATS 42.4, kcptun 16.7, TCP 1.96 Mbit/s.`,
+    `TCP congestion control: ${measured?.tcpCc ?? 'unknown'}; peers and emulators under chrt -f 20: ${measured?.realtime ?? 'unknown'}. Published (BATS paper): BATS 42.4, kcptun 16.7, TCP 1.96 Mbit/s.`,
     '',
   ];
   console.log(`\n${md.join('\n')}`);

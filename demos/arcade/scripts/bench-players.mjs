@@ -179,9 +179,10 @@ if (floorRun.status !== 0) throw new Error('udp-floor failed');
 const floor = JSON.parse(floorRun.stdout.trim().split('\n').pop());
 const pair = floor.sendUsPerDatagram + floor.recvUsPerDatagram;
 s6.udpFloor = { ...floor, wsCeilingPerCpuSecond: Math.round(2e6 / pair), wtCeilingPerCpuSecond: Math.round(1e6 / pair) };
+const k = (n) => Math.round(n / 1000);
 console.log(
   `Kernel floor here (udp-floor, 64-byte datagrams, 64 a call): sendmmsg ${floor.sendUsPerDatagram.toFixed(2)} µs and recvmmsg ${floor.recvUsPerDatagram.toFixed(2)} µs of CPU per datagram, ` +
-    `so the UDP syscalls alone cap a relay at ${Math.round(2e3 / pair)} k datagrams per CPU-second over WebSocket and ${Math.round(1e3 / pair)} k over WebTransport (before any TCP, QUIC or JavaScript work).`,
+    `so the UDP syscalls alone cap a relay at ${k(s6.udpFloor.wsCeilingPerCpuSecond)} k datagrams per CPU-second over WebSocket and ${k(s6.udpFloor.wtCeilingPerCpuSecond)} k over WebTransport (before any TCP, QUIC or JavaScript work).`,
 );
 
 mkdirSync(join(ROOT, 'results'), { recursive: true });
