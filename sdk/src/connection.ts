@@ -88,9 +88,8 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.clock = options.clock ?? realClock;
     this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const cfg = coreConfig(options, transport.maxDatagramSize, true);
-    const seed = options.seed ?? Math.floor(Math.random() * 2 ** 52);
     try {
-      this.core = new (wasm().Client)(cfg, this.clock.now(), seed, handshakeBytes(options.handshake));
+      this.core = new (wasm().Client)(cfg, this.clock.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
     } finally {
@@ -219,16 +218,20 @@ export class Connection extends Emitter<ConnectionEvents> {
   private handleDatagram(d: Uint8Array): void {
     const core = this.core;
     if (core === null) return;
-    this.lastHeardUs = this.clock.now();
-    if (this.outage !== null) {
-      const r = this.outage.proven();
-      this.closeRetired();
-      this.outage = null;
-      this._state = 'open';
-      this.emit('resumed', { ...r, transport: this.last.kind });
-    }
     const len = writeIn(core, d);
-    core.handleDatagram(this.clock.now(), len);
+    // Only a datagram the core took (0) shows the path alive: a forged or
+    // unauthenticated one must neither hold off silence detection nor
+    // prove a resumed transport.
+    if (core.handleDatagram(this.clock.now(), len) === 0) {
+      this.lastHeardUs = this.clock.now();
+      if (this.outage !== null) {
+        const r = this.outage.proven();
+        this.closeRetired();
+        this.outage = null;
+        this._state = 'open';
+        this.emit('resumed', { ...r, transport: this.last.kind });
+      }
+    }
     this.drain();
   }
 
@@ -427,4 +430,20 @@ export async function connect(transport: Transport, options: ConnectionOptions =
   const c = new Connection(transport, options);
   await c.ready;
   return c;
+}
+
+/**
+ * The connection ID (4 bytes) and session key (16) a client starts from. The
+ * key is what makes the session its own (another party who learns the ID
+ * cannot take it over), so it always comes from the platform's secure random
+ * source; a test's `seed` fixes only the ID, which is not secret.
+ */
+export function sessionEntropy(seed?: number): Uint8Array {
+  const e = globalThis.crypto.getRandomValues(new Uint8Array(20));
+  if (seed !== undefined) {
+    let h = Math.imul((seed >>> 0) ^ 0x9e3779b9, 0x85ebca6b) ^ Math.floor(seed / 2 ** 32);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    new DataView(e.buffer).setUint32(0, (h ^ (h >>> 16)) >>> 0 || 1, true);
+  }
+  return e;
 }

@@ -4,8 +4,8 @@ import { wasm } from './wasm.js';
 
 export { Connection, connect } from './connection.js';
 export type { CloseEvent, ConnectionEvents, ConnectionState, MessageEvent } from './connection.js';
-export { Server } from './server.js';
-export type { ConnectRequest, Peer, ServerEvents, ServerOptions } from './server.js';
+export { Server, relayAttestKey } from './server.js';
+export type { ConnectRequest, Peer, RelayClaims, ServerEvents, ServerOptions } from './server.js';
 export type { ChannelKind, ChannelOptions, CongestionControl, ConnectionOptions, FecPreset } from './options.js';
 export type { ReconnectFn, ReconnectInfo, ResumeOptions } from './resume.js';
 export { RicochetError, ERROR_CODES } from './errors.js';

@@ -63,7 +63,11 @@ export interface ConnectionOptions extends ResumeOptions {
   statsIntervalMs?: number;
   /** Time source; default real time. Pass a `VirtualClock` for deterministic tests. */
   clock?: Clock;
-  /** Seed for the connection ID and other randomness. Default: Math.random. */
+  /**
+   * Fixes the connection ID, for deterministic tests. The session key, which
+   * keeps the session this client's, is always from `crypto.getRandomValues`.
+   * Default: a random ID from there too.
+   */
   seed?: number;
 }
 

@@ -16,9 +16,18 @@ export interface Peer {
   send(datagram: Uint8Array): void;
 }
 
+/** What a relay verified in a client's connect token (see WIRE.md, "Relay attestation"). */
+export interface RelayClaims {
+  sub: string;
+  data?: string;
+}
+
 export interface ConnectRequest {
   id: number;
+  /** The client's own handshake payload (behind a relay: from inside its attestation). */
   payload: Uint8Array;
+  /** The relay-verified claims; null unless `relaySecret` or `relayKey` is set. */
+  claims: RelayClaims | null;
 }
 
 export interface ServerOptions extends BaseServerOptions {
@@ -29,10 +38,19 @@ export interface ServerOptions extends BaseServerOptions {
    */
   onConnectRequest?: (req: ConnectRequest) => boolean | string | undefined;
   clock?: Clock;
+  /**
+   * Behind a relay: the relay's connect-token secret. Only clients the relay
+   * admitted get through (others are rejected with "not admitted by a
+   * relay"), and each connect request and connection carries the claims the
+   * relay verified. Default: none (clients connect directly).
+   */
+  relaySecret?: string;
+  /** As `relaySecret`, given as the derived 32-byte key (`relayAttestKey(secret)`). */
+  relayKey?: Uint8Array;
 }
 
 export interface ServerEvents extends Record<string, unknown> {
-  connection: { id: number };
+  connection: { id: number; claims: RelayClaims | null };
   message: { id: number; channel: number; data: Uint8Array };
   acked: { id: number; messageId: number };
   lost: { id: number; messageId: number };
@@ -40,6 +58,41 @@ export interface ServerEvents extends Record<string, unknown> {
 }
 
 type CoreServer = InstanceType<ReturnType<typeof wasm>['Server']>;
+
+/** Reason given to a client whose HELLO no relay admitted. */
+const NOT_ADMITTED = 'not admitted by a relay';
+
+/** The 32-byte relay attestation key derived from a relay's connect-token secret. */
+export function relayAttestKey(tokenSecret: string): Uint8Array {
+  return wasm().relayAttestKey(tokenSecret);
+}
+
+/** Claims JSON as the relay signed it, or null if it is not `{ sub: string, data?: string }`. */
+function parseClaims(bytes: Uint8Array): RelayClaims | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const { sub, data } = v as Record<string, unknown>;
+  if (typeof sub !== 'string' || (data !== undefined && typeof data !== 'string')) return null;
+  return data === undefined ? { sub } : { sub, data };
+}
+
+function relayKeyOption(o: ServerOptions): Uint8Array | null {
+  if (o.relaySecret !== undefined && o.relayKey !== undefined) invalid('relaySecret and relayKey: set at most one');
+  if (o.relaySecret !== undefined) {
+    if (typeof o.relaySecret !== 'string' || o.relaySecret.length === 0) invalid('relaySecret: expected a non-empty string');
+    return relayAttestKey(o.relaySecret);
+  }
+  if (o.relayKey !== undefined) {
+    if (!(o.relayKey instanceof Uint8Array) || o.relayKey.length !== 32) invalid('relayKey: expected 32 bytes');
+    return o.relayKey;
+  }
+  return null;
+}
 
 const DISCONNECT_CODES: Record<string, ErrorCode> = {
   local: 'RICOCHET_ERR_CLOSED_LOCALLY',
@@ -53,6 +106,7 @@ export class Server extends Emitter<ServerEvents> {
   private readonly decide: NonNullable<ServerOptions['onConnectRequest']>;
   private readonly peers = new Map<number, Peer>();
   private readonly live = new Set<number>();
+  private readonly relayed: boolean;
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
 
@@ -60,8 +114,11 @@ export class Server extends Emitter<ServerEvents> {
     super();
     this.clock = options.clock ?? realClock;
     this.decide = options.onConnectRequest ?? (() => true);
+    const relayKey = relayKeyOption(options);
+    this.relayed = relayKey !== null;
     const cfg = coreConfig(options, 65507, false);
     try {
+      if (relayKey !== null) cfg.setRelayKey(relayKey);
       this.core = new (wasm().Server)(cfg);
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
@@ -143,6 +200,13 @@ export class Server extends Emitter<ServerEvents> {
     }
   }
 
+  /** The relay-verified claims of a pending or live connection; null without a relay key. */
+  claims(id: number): RelayClaims | null {
+    // Kept by the core for the connection's life; parsed when asked.
+    const raw = this.relayed ? this.core?.claims(id) : undefined;
+    return raw === undefined ? null : parseClaims(raw);
+  }
+
   stats(id: number): ConnectionStats | null {
     const v = this.core?.stats(id);
     return v && v.length > 0 ? decodeStats(v) : null;
@@ -191,7 +255,14 @@ export class Server extends Emitter<ServerEvents> {
     const id = core.eventConn();
     switch (kind) {
       case EV.CONNECT_REQUEST: {
-        const verdict = this.decide({ id, payload: readOut(core.eventPtr(), core.eventLen()) });
+        const claims = this.claims(id);
+        // The relay vouched for claims this server cannot read: refuse them.
+        if (this.relayed && claims === null) {
+          core.reject(this.clock.now(), id, NOT_ADMITTED);
+          this.scheduleFlush();
+          break;
+        }
+        const verdict = this.decide({ id, payload: readOut(core.eventPtr(), core.eventLen()), claims });
         if (verdict === true) core.accept(this.clock.now(), id);
         else if (typeof verdict === 'string') core.reject(this.clock.now(), id, verdict);
         // The WELCOME/REJECT is queued now, after this flush's transmit pass.
@@ -200,7 +271,7 @@ export class Server extends Emitter<ServerEvents> {
       }
       case EV.CONNECTED:
         this.live.add(id);
-        this.emit('connection', { id });
+        this.emit('connection', { id, claims: this.claims(id) });
         break;
       case EV.MESSAGE:
         this.emit('message', { id, channel: core.eventChannel(), data: readOut(core.eventPtr(), core.eventLen()) });

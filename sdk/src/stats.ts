@@ -44,6 +44,10 @@ export interface ConnectionStats {
   elicitingPacketsOut: number;
   duplicates: number;
   malformed: number;
+  /** Datagrams dropped because their tag (or HELLO key) did not verify: not from this session's peer. */
+  unauthenticated: number;
+  /** Authentic packets dropped as numbered too far ahead of the largest received (a conforming peer never sends one). */
+  tooFarAhead: number;
   noRoom: number;
   overheadBytesOut: number;
   payloadBytesOut: number;
@@ -55,10 +59,10 @@ export interface ConnectionStats {
 }
 
 export function decodeStats(v: ArrayLike<number>): ConnectionStats {
-  const n = v[28] ?? 0;
+  const n = v[30] ?? 0;
   const channels: ChannelStats[] = [];
   for (let i = 0; i < n; i++) {
-    const b = 29 + i * 4;
+    const b = 31 + i * 4;
     channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
   }
   return {
@@ -90,6 +94,8 @@ export function decodeStats(v: ArrayLike<number>): ConnectionStats {
     fecPeerBurst: v[25]!,
     earlyResends: v[26]!,
     elicitingPacketsOut: v[27]!,
+    unauthenticated: v[28]!,
+    tooFarAhead: v[29]!,
     channels,
   };
 }

@@ -51,6 +51,10 @@ describe('Connection over loopback', () => {
     expect(s.elicitingPacketsOut).toBeLessThan(s.packetsOut);
     expect(s.lossOut).toBeCloseTo(s.packetsLost / s.elicitingPacketsOut, 9);
     expect(s.rttMs).toBeGreaterThan(18);
+    // Nothing forged, nothing too far ahead; the per-channel tail still decodes.
+    expect([s.unauthenticated, s.tooFarAhead]).toEqual([0, 0]);
+    expect(s.channels.length).toBe(conn.channels.length);
+    expect(s.channels[0]!.messagesSent).toBe(300);
   });
 
   it('FEC rebuilds lost packets, reports its stats, and can be switched off at run time', () => {

@@ -20,17 +20,17 @@ function node(args: string[], code: string): string {
 describe('default entry (wasm embedded, initialized at import)', () => {
   it('ESM import works', async () => {
     const sdk = await import('@ricochet/sdk');
-    expect(sdk.protocolVersion()).toBe(2);
+    expect(sdk.protocolVersion()).toBe(3);
   });
 
   it('CJS require works', () => {
     const sdk = require('@ricochet/sdk') as typeof import('@ricochet/sdk');
-    expect(sdk.protocolVersion()).toBe(2);
+    expect(sdk.protocolVersion()).toBe(3);
   });
 
   it('works in plain Node, ESM and CJS', () => {
-    expect(node(['--input-type=module'], "import { protocolVersion } from '@ricochet/sdk'; console.log(protocolVersion())")).toBe('2');
-    expect(node(['--input-type=commonjs'], "console.log(require('@ricochet/sdk').protocolVersion())")).toBe('2');
+    expect(node(['--input-type=module'], "import { protocolVersion } from '@ricochet/sdk'; console.log(protocolVersion())")).toBe('3');
+    expect(node(['--input-type=commonjs'], "console.log(require('@ricochet/sdk').protocolVersion())")).toBe('3');
   });
 
   it('embeds the wasm and does not fetch it', () => {
@@ -53,7 +53,7 @@ describe('slim entry (wasm loaded by init)', () => {
        await init(); // idempotent
        console.log(protocolVersion());`,
     );
-    expect(out.split('\n')).toEqual([expect.stringMatching(/not initialized.*await init\(\)/), '2']);
+    expect(out.split('\n')).toEqual([expect.stringMatching(/not initialized.*await init\(\)/), '3']);
   });
 
   it('init accepts the module bytes', () => {
@@ -64,7 +64,7 @@ describe('slim entry (wasm loaded by init)', () => {
        await init(readFileSync(new URL('./dist/ricochet_wasm.wasm', 'file://${SDK}/')));
        console.log(protocolVersion());`,
     );
-    expect(out).toBe('2');
+    expect(out).toBe('3');
   });
 
   it('ships a valid wasm file next to slim.js', () => {

@@ -54,6 +54,27 @@ function refusedBy(clock: VirtualClock, reason: string): Transport {
   };
 }
 
+/** A DATA packet for connection `id` carrying a PING, with a tag that does not verify. */
+function forgedData(id: number): Uint8Array {
+  const d = new Uint8Array(16);
+  d[0] = 0x04;
+  new DataView(d.buffer).setUint32(1, id, true);
+  d[5] = 7; // packet number 7; bytes 7-14: the (zero) tag
+  d[15] = 0x02;
+  return d;
+}
+
+/** Deliver `d` on `t` every `everyUs` until stopped. */
+function injectEvery(clock: VirtualClock, t: LoopbackTransport, d: Uint8Array, everyUs: number): () => void {
+  let cancel = (): void => {};
+  const tick = (): void => {
+    t.receive(d);
+    cancel = clock.at(clock.now() + everyUs, tick);
+  };
+  cancel = clock.at(clock.now() + everyUs, tick);
+  return () => cancel();
+}
+
 function record(conn: Connection) {
   const events: { type: string; e: unknown }[] = [];
   for (const type of ['reconnecting', 'resumed', 'close'] as const) conn.on(type, (e: ConnectionEvents[typeof type]) => events.push({ type, e }));
@@ -187,6 +208,56 @@ describe('session resumption', () => {
     expect((events[0]!.e as { reason: string }).reason).toBe('nothing arrived for 3000 ms');
     expect(await runUntil(w.clock, () => atClient.length === 10, 3_000_000)).toBe(true);
     expect(atClient).toEqual([...Array(10).keys()]);
+    expect(conn.state).toBe('open');
+  });
+
+  it('a forged datagram (wrong tag) does not keep a silent transport alive', async () => {
+    const w = world();
+    const first = w.open();
+    const conn = new Connection(first, { clock: w.clock, silenceTimeoutMs: 3_000, reconnect: async () => w.open() });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    const silent = { ...S1, loss: 1 };
+    first.setLink(silent);
+    w.ends[0]!.setLink(silent);
+    const cut = w.clock.now();
+    // An off-path attacker who knows the connection ID keeps injecting.
+    const stop = injectEvery(w.clock, first, forgedData(conn.id), 500_000);
+    expect(await runUntil(w.clock, () => events.some((x) => x.type === 'reconnecting'), 10_000_000)).toBe(true);
+    stop();
+    const detected = (w.clock.now() - cut) / 1000;
+    expect(detected).toBeGreaterThanOrEqual(3_000);
+    expect(detected).toBeLessThan(4_100);
+    expect(conn.stats().unauthenticated).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a forged datagram on the new transport does not complete a resume; the real peer does', async () => {
+    const w = world();
+    let next: LoopbackTransport | null = null;
+    const conn = new Connection(w.open(), {
+      clock: w.clock,
+      reconnect: async () => {
+        next = w.open();
+        w.ends[w.ends.length - 1]!.setLink({ ...S1, loss: 1 }); // the server's answers do not arrive yet
+        return next;
+      },
+    });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    w.ends[0]!.close();
+    expect(await runUntil(w.clock, () => next !== null, 1_000_000)).toBe(true);
+    const forged = forgedData(conn.id);
+    for (let i = 0; i < 5; i++) {
+      next!.receive(forged);
+      w.clock.advance(100_000);
+      await Promise.resolve();
+    }
+    expect(events.map((x) => x.type)).toEqual(['reconnecting']);
+    expect(conn.state).toBe('reconnecting');
+    expect(conn.stats().unauthenticated).toBe(5);
+    // Positive control: once the server's own packets get through, the resume completes.
+    w.ends[w.ends.length - 1]!.setLink(S1);
+    expect(await runUntil(w.clock, () => events.some((x) => x.type === 'resumed'), 5_000_000)).toBe(true);
     expect(conn.state).toBe('open');
   });
 

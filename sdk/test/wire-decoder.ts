@@ -1,4 +1,4 @@
-// Independent decoder of the Ricochet wire format, version 2, written from
+// Independent decoder of the Ricochet wire format, version 3, written from
 // wasm/core/WIRE.md alone (not from the Rust sources). It cross-checks the
 // document against the vectors the Rust core generates
 // (wasm/core/tests/vectors/wire.json): see wire-vectors.test.ts.
@@ -31,6 +31,7 @@ export interface HelloPacket {
   connection_id: number;
   version: number;
   channels: ChannelKind[];
+  session_key: string;
   payload: string;
 }
 
@@ -38,12 +39,14 @@ export interface WelcomePacket {
   type: 'WELCOME';
   connection_id: number;
   version: number;
+  tag: string;
 }
 
 export interface RejectPacket {
   type: 'REJECT';
   connection_id: number;
   version: number;
+  tag: string;
   reason: string;
 }
 
@@ -105,6 +108,7 @@ export interface DataPacket {
   connection_id: number;
   /** Low 16 bits of the packet number, as on the wire. */
   packet_number: number;
+  tag: string;
   frames: Frame[];
 }
 
@@ -120,7 +124,9 @@ const MAX_CHANNEL_KIND = 3;
 const MIN_REPAIR_COUNT = 1;
 const MAX_REPAIR_COUNT = 32;
 const MIN_PARITY_BYTES = 6; // u16 body_length + u32 check
-const DATA_HEADER_BYTES = 7;
+const DATA_HEADER_BYTES = 15;
+const SESSION_KEY_BYTES = 16;
+const TAG_BYTES = 8;
 
 const utf8 = new TextDecoder('utf-8'); // WIRE.md does not say invalid UTF-8 is a drop reason: decode lossily.
 
@@ -242,22 +248,28 @@ function decodeHello(r: Reader): HelloPacket {
     if (kind > MAX_CHANNEL_KIND) r.fail(`channel kind ${kind} outside 0..=${MAX_CHANNEL_KIND}`, at);
     channels.push(kind as ChannelKind);
   }
+  const session_key = toHex(r.take(SESSION_KEY_BYTES, 'session_key'));
   const payload = toHex(r.bytes('handshake_payload'));
-  if (r.remaining !== 0) r.fail(`${r.remaining} bytes after HELLO payload`);
-  return { type: 'HELLO', connection_id, version, channels, payload };
+  const padAt = r.offset;
+  if (r.take(r.remaining, 'padding').some((b) => b !== 0)) r.fail('non-zero byte in HELLO padding', padAt);
+  return { type: 'HELLO', connection_id, version, channels, session_key, payload };
 }
 
 function decodeWelcome(r: Reader): WelcomePacket {
   const connection_id = connectionId(r);
   const version = r.u16('version');
-  return { type: 'WELCOME', connection_id, version };
+  const tag = toHex(r.take(TAG_BYTES, 'tag'));
+  if (r.remaining !== 0) r.fail(`${r.remaining} bytes after WELCOME`);
+  return { type: 'WELCOME', connection_id, version, tag };
 }
 
 function decodeReject(r: Reader): RejectPacket {
   const connection_id = connectionId(r);
   const version = r.u16('version');
+  const tag = toHex(r.take(TAG_BYTES, 'tag'));
   const reason = utf8.decode(r.bytes('reason'));
-  return { type: 'REJECT', connection_id, version, reason };
+  if (r.remaining !== 0) r.fail(`${r.remaining} bytes after REJECT reason`);
+  return { type: 'REJECT', connection_id, version, tag, reason };
 }
 
 function decodeAck(r: Reader): AckFrame {
@@ -328,6 +340,7 @@ function decodeLossReport(r: Reader): LossReportFrame {
 function decodeData(r: Reader): DataPacket {
   const connection_id = connectionId(r);
   const packet_number = r.u16('packet_number');
+  const tag = toHex(r.take(TAG_BYTES, 'tag'));
   const frames: Frame[] = [];
   while (r.remaining > 0) {
     const at = r.offset;
@@ -358,7 +371,7 @@ function decodeData(r: Reader): DataPacket {
         r.fail(`unknown frame type 0x${frameType.toString(16).padStart(2, '0')}`, at);
     }
   }
-  return { type: 'DATA', connection_id, packet_number, frames };
+  return { type: 'DATA', connection_id, packet_number, tag, frames };
 }
 
 /** Decodes one datagram; throws WireDecodeError on anything WIRE.md says to reject. */
@@ -441,4 +454,75 @@ export function rebuildBody(parityHex: string, others: Uint8Array[]): Uint8Array
   if (parity.subarray(MIN_PARITY_BYTES + len).some((b) => b !== 0)) return null;
   if (fnv1a32(body) !== view.getUint32(2, true)) return null;
   return body;
+}
+
+// ---- Authentication (WIRE.md "Authentication"), on BigInt for clarity ----
+
+const MASK64 = (1n << 64n) - 1n;
+const rotl = (x: bigint, b: bigint): bigint => ((x << b) | (x >> (64n - b))) & MASK64;
+
+function le64(bytes: Uint8Array, at: number): bigint {
+  let v = 0n;
+  for (let i = 7; i >= 0; i--) v = (v << 8n) | BigInt(bytes[at + i] ?? 0);
+  return v;
+}
+
+/** SipHash-2-4 of `msg` under the 128-bit key (k0, k1). */
+export function siphash24(k0: bigint, k1: bigint, msg: Uint8Array): bigint {
+  let v0 = k0 ^ 0x736f6d6570736575n;
+  let v1 = k1 ^ 0x646f72616e646f6dn;
+  let v2 = k0 ^ 0x6c7967656e657261n;
+  let v3 = k1 ^ 0x7465646279746573n;
+  const round = () => {
+    v0 = (v0 + v1) & MASK64;
+    v1 = rotl(v1, 13n) ^ v0;
+    v0 = rotl(v0, 32n);
+    v2 = (v2 + v3) & MASK64;
+    v3 = rotl(v3, 16n) ^ v2;
+    v0 = (v0 + v3) & MASK64;
+    v3 = rotl(v3, 21n) ^ v0;
+    v2 = (v2 + v1) & MASK64;
+    v1 = rotl(v1, 17n) ^ v2;
+    v2 = rotl(v2, 32n);
+  };
+  // Whole 8-byte words, then the last word: the tail bytes and the length's low byte on top.
+  const last = new Uint8Array(8);
+  const whole = msg.length - (msg.length % 8);
+  last.set(msg.subarray(whole));
+  last[7] = msg.length & 0xff;
+  const words: bigint[] = [];
+  for (let i = 0; i < whole; i += 8) words.push(le64(msg, i));
+  words.push(le64(last, 0));
+  for (const m of words) {
+    v3 ^= m;
+    round();
+    round();
+    v0 ^= m;
+  }
+  v2 ^= 0xffn;
+  for (let i = 0; i < 4; i++) round();
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/** A direction's tag key from the session key: 1 client → server, 2 server → client. */
+export function tagKey(sessionKey: Uint8Array, direction: 1 | 2): [bigint, bigint] {
+  const k0 = le64(sessionKey, 0);
+  const k1 = le64(sessionKey, 8);
+  const label = new TextEncoder().encode('ricochet-3');
+  const half = (h: number) => siphash24(k0, k1, Uint8Array.from([...label, direction, h]));
+  return [half(0), half(1)];
+}
+
+/** The tag of a packet: SipHash-2-4 over type ‖ connection ID ‖ number (u64) ‖ length (u32). */
+export function packetTag(key: [bigint, bigint], datagram: Uint8Array, number: bigint): string {
+  const msg = new Uint8Array(17);
+  const view = new DataView(msg.buffer);
+  msg[0] = datagram[0]!;
+  msg.set(datagram.subarray(1, 5), 1);
+  view.setBigUint64(5, number, true);
+  view.setUint32(13, datagram.length, true);
+  const t = siphash24(key[0], key[1], msg);
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, t, true);
+  return toHex(out);
 }

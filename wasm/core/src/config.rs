@@ -117,6 +117,9 @@ pub struct Config {
     /// Default 3.
     pub packet_threshold: u64,
     /// Largest handshake payload (HELLO) and reject reason, bytes. Default 512.
+    /// With a relay key (`ServerConfig::relay_key`) it limits the client's own
+    /// payload inside the attestation; the envelope adds at most
+    /// `attest::MAX_CLAIMS_LEN` + 40 bytes on top (client payloads below 16 KiB).
     pub max_handshake_payload: usize,
     /// Thin streams (in flight at most half the window): send a packet's
     /// reliable data again as soon as its ACK is overdue (srtt + 4·rttvar +
@@ -266,6 +269,13 @@ pub struct ServerConfig {
     pub max_pending: usize,
     /// A connect request not answered in this long is rejected, µs. Default 5 s.
     pub pending_timeout_us: u64,
+    /// Relay attestation key (`attest::attest_key` of the relay's token
+    /// secret). When set, every HELLO must carry a valid relay attestation
+    /// (WIRE.md, "Relay attestation"): others are rejected with
+    /// "not admitted by a relay", and `Server::claims` holds each admitted
+    /// connection's claims. None (the default): HELLOs are taken as sent,
+    /// for direct clients.
+    pub relay_key: Option<crate::attest::AttestKey>,
 }
 
 impl Default for ServerConfig {
@@ -275,6 +285,7 @@ impl Default for ServerConfig {
             max_connections: 4096,
             max_pending: 1024,
             pending_timeout_us: 5_000_000,
+            relay_key: None,
         }
     }
 }

@@ -6,13 +6,14 @@
 use std::collections::VecDeque;
 
 use crate::ack::ReceivedPackets;
+use crate::auth::{self, Direction, SessionKey, SessionKeys, CLIENT_ENTROPY_LEN};
 use crate::config::{ChannelConfig, Config};
 use crate::congestion::{self, AckEvent, CongestionController, DeliveryRate, Pacer};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
+use crate::pn_bound::PnRoom;
 use crate::recv_channel::{Accept, Limits, RecvChannel};
-use crate::rng::Rng;
 use crate::rtt::RttEstimator;
 use crate::send_channel::{Released, SendChannel};
 use crate::sent::{Chunk, SentPacket, SentPackets};
@@ -48,6 +49,8 @@ pub struct Connection {
     pub(crate) side: Side,
     pub(crate) state: State,
     pub(crate) conn_id: u32,
+    /// Session key and the tag keys derived from it.
+    pub(crate) keys: SessionKeys,
     pub(crate) handshake_payload: Vec<u8>,
     pub(crate) hello_sends: u32,
     pub(crate) hello_due: bool,
@@ -88,9 +91,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Start a client connection. `seed` feeds the connection ID and any
-    /// other randomness; `handshake` travels to the server in HELLO.
-    pub fn client(config: Config, now: u64, seed: u64, handshake: &[u8]) -> Result<Connection, crate::ConfigError> {
+    /// Start a client connection. `entropy` must be 20 fresh bytes from OS
+    /// randomness (e.g. `getrandom`, `crypto.getRandomValues`): its first 4
+    /// bytes are the connection ID, the other 16 the session key that
+    /// authenticates every packet, so anyone who can predict them can
+    /// hijack or close the session. `handshake` travels to the server in HELLO.
+    pub fn client(config: Config, now: u64, entropy: &[u8; CLIENT_ENTROPY_LEN], handshake: &[u8]) -> Result<Connection, crate::ConfigError> {
         config.validate()?;
         if handshake.len() > config.max_handshake_payload {
             return Err(crate::ConfigError(format!(
@@ -99,15 +105,10 @@ impl Connection {
                 config.max_handshake_payload
             )));
         }
-        let mut rng = Rng::new(seed);
-        let conn_id = loop {
-            let id = rng.next_u32();
-            if id != 0 {
-                break id;
-            }
-        };
+        let (conn_id, key) = auth::split_entropy(entropy);
         let channels = config.channels.clone();
-        let mut c = Connection::new(config, Side::Client, conn_id, channels, now);
+        let keys = SessionKeys::new(key, Direction::ClientToServer);
+        let mut c = Connection::new(config, Side::Client, conn_id, keys, channels, now);
         c.handshake_payload = handshake.to_vec();
         c.hello_due = true;
         c.timers.set(Timer::Handshake, now + c.config.handshake_timeout_us);
@@ -115,7 +116,7 @@ impl Connection {
     }
 
     /// Server side, created by `Server::accept` after a valid HELLO.
-    pub(crate) fn accepted(config: Config, conn_id: u32, kinds: &[ChannelKind], now: u64) -> Connection {
+    pub(crate) fn accepted(config: Config, conn_id: u32, key: SessionKey, kinds: &[ChannelKind], now: u64) -> Connection {
         // Kinds come from HELLO; a latency target set for the same index and
         // kind in the server's config applies to what the server sends.
         let channels = kinds
@@ -126,14 +127,15 @@ impl Connection {
                 ChannelConfig::new(k).with_latency_target_us(target)
             })
             .collect();
-        let mut c = Connection::new(config, Side::Server, conn_id, channels, now);
+        let keys = SessionKeys::new(key, Direction::ServerToClient);
+        let mut c = Connection::new(config, Side::Server, conn_id, keys, channels, now);
         c.state = State::Connected;
         c.welcome_due = true;
         c.events.push_back(Event::Connected);
         c
     }
 
-    fn new(mut config: Config, side: Side, conn_id: u32, channels: Vec<ChannelConfig>, now: u64) -> Connection {
+    fn new(mut config: Config, side: Side, conn_id: u32, keys: SessionKeys, channels: Vec<ChannelConfig>, now: u64) -> Connection {
         config.channels = channels;
         let mut channel_order: Vec<u8> = (0..config.channels.len() as u8).collect();
         channel_order.sort_by_key(|&i| (core::cmp::Reverse(config.channels[i as usize].priority), i));
@@ -142,6 +144,7 @@ impl Connection {
             side,
             state: State::Connecting,
             conn_id,
+            keys,
             handshake_payload: Vec::new(),
             hello_sends: 0,
             hello_due: false,
@@ -324,8 +327,11 @@ impl Connection {
     /// `Err` says why, for hosts that log it.
     pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<(), DropReason> {
         let result = self.handle_inner(now, datagram);
-        if result == Err(DropReason::Malformed) {
-            self.stats.malformed += 1;
+        match result {
+            Err(DropReason::Malformed) => self.stats.malformed += 1,
+            Err(DropReason::Unauthenticated) => self.stats.unauthenticated += 1,
+            Err(DropReason::TooFarAhead) => self.stats.too_far_ahead += 1,
+            _ => {}
         }
         self.refresh_timers();
         result
@@ -341,13 +347,15 @@ impl Connection {
         }
         if ty != wire::PACKET_DATA {
             let hs = wire::decode_handshake(datagram).map_err(|_| DropReason::Malformed)?;
-            return self.on_handshake(now, hs);
+            return self.on_handshake(now, hs, datagram);
         }
+        // Before anything looks at the packet: only the peer may change state.
+        let pn = self.authenticate(datagram)?;
         if self.state == State::Closing {
             self.close_due = true;
             return Ok(());
         }
-        let result = self.handle_data(now, datagram, false);
+        let result = self.handle_data(now, datagram, pn, false);
         if self.fec.rx.has_pending() {
             self.rebuild_lost(now);
         }
@@ -375,8 +383,10 @@ impl Connection {
             d.push(wire::PACKET_DATA);
             d.extend_from_slice(&self.conn_id.to_le_bytes());
             d.extend_from_slice(&(pn as u16).to_le_bytes());
+            // No tag: the image came from authentic packets and is never resent.
+            d.extend_from_slice(&[0; auth::TAG_LEN]);
             d.extend_from_slice(&body);
-            if self.handle_data(now, &d, true).is_ok() {
+            if self.handle_data(now, &d, pn, true).is_ok() {
                 self.stats.fec_recovered += 1;
             }
         }
@@ -385,7 +395,7 @@ impl Connection {
     /// One DATA packet, from the link or `rebuilt` by FEC. A rebuilt packet
     /// is not measured as an arrival and its REPAIR/LOSS_REPORT frames are
     /// ignored (the sender never protects packets that carry repair).
-    fn handle_data(&mut self, now: u64, datagram: &[u8], rebuilt: bool) -> Result<(), DropReason> {
+    fn handle_data(&mut self, now: u64, datagram: &[u8], pn: u64, rebuilt: bool) -> Result<(), DropReason> {
         if datagram.len() < wire::DATA_HEADER_LEN {
             return Err(DropReason::Malformed);
         }
@@ -415,8 +425,6 @@ impl Connection {
             // Valid data before WELCOME: the WELCOME was lost; the server accepted.
             self.on_connected(now);
         }
-        let pn16 = u16::from_le_bytes([datagram[5], datagram[6]]);
-        let pn = expand_u16(pn16, self.received.largest().map_or(0, |l| l + 1));
         if self.received.is_duplicate(pn) {
             self.stats.duplicates += 1;
             // Re-acknowledge: our earlier ACK may have been lost.
@@ -426,7 +434,8 @@ impl Connection {
         // The peer was silent for longer than a probe timeout and is back (a
         // resumed transport, a healed path): probe at the base interval again
         // instead of waiting out a backoff grown while nothing could arrive.
-        if self.pto_count > 0 && now.saturating_sub(self.last_received) > self.rtt.pto_base(self.config.max_ack_delay_us) {
+        // Not when stopped at the packet-number bound: see `pn_bound`.
+        if self.pto_count > 0 && self.pn_room() == PnRoom::Open && now.saturating_sub(self.last_received) > self.rtt.pto_base(self.config.max_ack_delay_us) {
             self.pto_count = 0;
         }
         self.last_received = now;
@@ -461,7 +470,17 @@ impl Connection {
         Ok(())
     }
 
-    fn on_handshake(&mut self, now: u64, hs: Handshake) -> Result<(), DropReason> {
+    fn on_handshake(&mut self, now: u64, hs: Handshake, datagram: &[u8]) -> Result<(), DropReason> {
+        match &hs {
+            // A server's replies carry a tag (number 0): a forged WELCOME or
+            // REJECT must not end or open a connecting client.
+            Handshake::Welcome { .. } | Handshake::Reject { .. } if !self.keys.rx.verify(datagram, 0) => {
+                return Err(DropReason::Unauthenticated);
+            }
+            // A HELLO under our ID with another key is someone else's.
+            Handshake::Hello { key, .. } if !self.keys.same_key(key) => return Err(DropReason::Unauthenticated),
+            _ => {}
+        }
         match (self.side, hs) {
             (Side::Client, Handshake::Welcome { .. }) => {
                 if self.state == State::Connecting {
@@ -708,6 +727,7 @@ impl Connection {
             let pto = self.rtt.pto_base(self.config.max_ack_delay_us) << self.pto_count.min(10);
             self.timers.set(Timer::Probe, self.last_eliciting_sent + pto);
         }
+        self.hold_timers_at_bound();
     }
 
     /// Earliest time `handle_timeout` must be called; None = no timer.

@@ -55,4 +55,10 @@ pub enum DropReason {
     NoRoom,
     /// Arrived in a state that does not accept it (e.g. data before welcome).
     Unexpected,
+    /// Its tag does not verify, or a HELLO carries another session key: not
+    /// from this session's peer (a blind attacker who learned the ID).
+    Unauthenticated,
+    /// Authentic, but its packet number is too far ahead of the largest
+    /// received (see `MAX_PACKET_NUMBER_JUMP`).
+    TooFarAhead,
 }

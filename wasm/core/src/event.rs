@@ -35,7 +35,9 @@ impl CloseReason {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// Server only: a client asks to connect with this handshake payload.
-    /// Answer with `Server::accept` or `Server::reject`.
+    /// Answer with `Server::accept` or `Server::reject`. With a relay key
+    /// it is the client's own payload from inside the attestation, and
+    /// `Server::claims` holds what the relay verified.
     ConnectRequest { payload: Vec<u8> },
     /// The handshake completed; messages flow.
     Connected,

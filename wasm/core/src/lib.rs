@@ -1,6 +1,6 @@
 //! Ricochet's protocol core. It performs no I/O, spawns nothing, and never
-//! reads a clock or OS randomness: received datagrams and the current time
-//! (`u64` microseconds from any epoch) go in; datagrams to send, events and
+//! reads a clock or OS randomness: received datagrams, the current time
+//! (`u64` microseconds from any epoch) and a client's 20 random bytes go in; datagrams to send, events and
 //! the next deadline come out. The same inputs give the same outputs, byte for
 //! byte, so one crate runs in browsers (wasm), in Node (wasm) and in native
 //! game servers, and its tests run on virtual time.
@@ -26,6 +26,8 @@
 //! The byte-exact wire format is in `WIRE.md`.
 
 pub mod ack;
+pub mod attest;
+pub mod auth;
 pub mod config;
 pub mod congestion;
 mod connection;
@@ -35,6 +37,7 @@ pub mod error;
 pub mod event;
 pub mod fec;
 mod packetizer;
+mod pn_bound;
 pub mod pair;
 pub mod payload;
 pub mod recv_channel;
@@ -48,9 +51,12 @@ pub mod stats;
 pub mod timer;
 pub mod wire;
 
+pub use attest::{attest_key, relay_attest, verify_attestation, AttestKey};
+pub use auth::{SessionKey, CLIENT_ENTROPY_LEN};
 pub use config::{ChannelConfig, ChannelKind, Config, ConfigError, CongestionKind, ServerConfig};
 pub use fec::FecConfig;
 pub use connection::{Connection, Side, State};
+pub use pn_bound::{MAX_PACKET_NUMBER_JUMP, MAX_PROBE_AHEAD, MAX_SEND_AHEAD};
 pub use error::{DropReason, SendError};
 pub use event::{CloseReason, Event, MessageId};
 pub use server::{ConnectionId, Server};

@@ -6,6 +6,7 @@
 use crate::connection::{Connection, Side, State};
 use crate::fec::encoder::PROTECTED_RESERVE;
 use crate::fec::loss_meter;
+use crate::pn_bound::PnRoom;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};
@@ -60,6 +61,7 @@ impl Connection {
         if max < 64 {
             return None;
         }
+        let pn = self.next_pn;
         let mut w = Writer::new(&mut buf[..max]);
         let n = match self.state {
             State::Drained => None,
@@ -72,6 +74,13 @@ impl Connection {
             State::Connected => self.transmit_data(now, &mut w),
         };
         if let Some(n) = n {
+            // Every packet but HELLO is tagged once complete (the tag covers
+            // its length). Each DATA transmit numbers exactly one packet `pn`.
+            match buf[0] {
+                wire::PACKET_DATA => self.keys.tx.seal(&mut buf[..n], pn),
+                wire::PACKET_WELCOME => self.keys.tx.seal(&mut buf[..n], 0),
+                _ => {}
+            }
             self.stats.packets_out += 1;
             self.stats.bytes_out += n as u64;
         }
@@ -84,9 +93,10 @@ impl Connection {
             return None;
         }
         let kinds: Vec<_> = self.config.channels.iter().map(|c| c.kind).collect();
-        if !wire::encode_hello(w, self.conn_id, &kinds, &self.handshake_payload) {
+        if !wire::encode_hello(w, self.conn_id, &kinds, &self.keys.key, &self.handshake_payload) {
             return None;
         }
+        wire::pad_hello(w);
         self.hello_due = false;
         self.hello_sends += 1;
         self.last_eliciting_sent = now;
@@ -99,6 +109,10 @@ impl Connection {
             return None;
         }
         self.close_due = false;
+        // Past even the probe bound the peer would refuse it (pn_bound).
+        if !self.may_send(true) {
+            return None;
+        }
         let (code, reason) = self.close_frame.clone()?;
         wire::encode_data_header(w, self.conn_id, self.next_pn);
         self.next_pn += 1;
@@ -110,7 +124,11 @@ impl Connection {
     }
 
     fn transmit_data(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
-        if self.fec.tx.is_due() {
+        // Too far past the largest acknowledged: only a probe may go (pn_bound).
+        if !self.may_send(self.probes_due > 0) {
+            return None;
+        }
+        if self.pn_room() == PnRoom::Open && self.fec.tx.is_due() {
             if let Some(n) = self.transmit_repair(now, w) {
                 return Some(n);
             }
@@ -128,6 +146,7 @@ impl Connection {
             ack_written = self.received.encode_ack(w, now);
         }
         let mut eliciting = false;
+        self.elicit_if_due();
         if self.ping_due && w.put_u8(wire::FRAME_PING) {
             self.ping_due = false;
             eliciting = true;

@@ -3,6 +3,7 @@
 //! so a minute of traffic runs in milliseconds. The tests, the demo and the
 //! benchmarks all drive the core through this.
 
+use crate::auth::CLIENT_ENTROPY_LEN;
 use crate::config::{Config, ServerConfig};
 use crate::connection::Connection;
 use crate::event::Event;
@@ -40,7 +41,7 @@ impl Pair {
         Pair {
             now: 0,
             // Configs come from tests and benches; invalid ones are a bug there.
-            client: Connection::client(client, 0, seed, handshake).expect("valid client config"),
+            client: Connection::client(client, 0, &insecure_seeded_entropy(seed), handshake).expect("valid client config"),
             server: Server::new(server).expect("valid server config"),
             net: Duplex::new(profile, seed ^ 0x5eed),
             client_events: Vec::new(),
@@ -171,6 +172,20 @@ impl Pair {
     pub fn server_messages(&self, channel: u8) -> Vec<&[u8]> {
         messages(self.server_events.iter().map(|(_, e)| e), channel)
     }
+}
+
+/// Client entropy derived from a seed, so simulations and tests replay
+/// exactly. **Never use it for a real connection**: the session key it
+/// yields is predictable, and whoever predicts it can hijack or close the
+/// session. Real clients pass 20 bytes of OS randomness.
+pub fn insecure_seeded_entropy(seed: u64) -> [u8; CLIENT_ENTROPY_LEN] {
+    let mut rng = crate::rng::Rng::new(seed);
+    let mut out = [0u8; CLIENT_ENTROPY_LEN];
+    for chunk in out.chunks_mut(8) {
+        let v = rng.next_u64().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+    out
 }
 
 fn messages<'a>(events: impl Iterator<Item = &'a Event>, channel: u8) -> Vec<&'a [u8]> {

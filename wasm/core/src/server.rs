@@ -5,6 +5,8 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
+use crate::attest::{verify_attestation, NOT_ADMITTED};
+use crate::auth::{ct_eq, Direction, SessionKey, TagKey};
 use crate::config::{ConfigError, ServerConfig};
 use crate::connection::Connection;
 use crate::error::{DropReason, SendError};
@@ -16,11 +18,33 @@ pub type ConnectionId = u32;
 
 struct Pending {
     channels: Vec<ChannelKind>,
+    key: SessionKey,
+    /// Size of the HELLO: a REJECT in answer may not be larger.
+    hello_len: usize,
     since: u64,
+    /// Relay-verified claims (only with a relay key).
+    claims: Option<Box<[u8]>>,
+}
+
+/// A REJECT to send: to whom, tagged with which key, at most how large.
+struct RejectDue {
+    id: ConnectionId,
+    key: SessionKey,
+    max_len: usize,
+    reason: String,
+}
+
+/// A recent rejection, repeated to a HELLO with the same key.
+struct Rejected {
+    key: SessionKey,
+    reason: String,
+    until: u64,
 }
 
 struct Entry {
     conn: Connection,
+    /// Relay-verified claims, kept for the connection's life.
+    claims: Option<Box<[u8]>>,
     /// May have output: checked by `poll_transmit`.
     dirty: bool,
     /// The deadline this connection has in `deadlines` (others there are stale).
@@ -32,8 +56,8 @@ pub struct Server {
     connections: BTreeMap<ConnectionId, Entry>,
     pending: BTreeMap<ConnectionId, Pending>,
     /// Rejections to send, and recent ones to repeat if HELLO comes again.
-    rejects_due: VecDeque<(ConnectionId, String)>,
-    rejected: BTreeMap<ConnectionId, (String, u64)>,
+    rejects_due: VecDeque<RejectDue>,
+    rejected: BTreeMap<ConnectionId, Rejected>,
     /// IDs of connections that ended, refused until the given time: a stale
     /// or replayed HELLO must not open a second connection under an ID whose
     /// client may still be running (it would splice two streams into one).
@@ -81,6 +105,10 @@ impl Server {
 
     /// Feed one datagram. Returns the connection ID it belonged to (so the
     /// host can note the peer's current address) or why it was dropped.
+    /// Only the session's own client gets `Ok`: a DATA packet whose tag does
+    /// not verify, or a HELLO for a live, pending or rejected ID with another
+    /// session key, is `Err(Unauthenticated)`, so a host following `Ok`
+    /// never moves a session to an attacker's address.
     pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<ConnectionId, DropReason> {
         let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
         if let Some(r) = self.with_conn(id, |c| c.handle_datagram(now, datagram)) {
@@ -89,43 +117,71 @@ impl Server {
         if ty != wire::PACKET_HELLO {
             return Err(DropReason::UnknownConnection);
         }
-        let Ok(Handshake::Hello { conn_id, version, channels, payload }) = wire::decode_handshake(datagram) else {
+        let Ok(Handshake::Hello { conn_id, version, channels, key, payload }) = wire::decode_handshake(datagram) else {
             return Err(DropReason::Malformed);
         };
-        if self.pending.contains_key(&conn_id) {
-            return Ok(conn_id);
+        let hello_len = datagram.len();
+        if let Some(p) = self.pending.get(&conn_id) {
+            return if ct_eq(&p.key, &key) { Ok(conn_id) } else { Err(DropReason::Unauthenticated) };
         }
         if self.retired.contains_key(&conn_id) {
-            self.queue_reject(conn_id, "connection closed".into());
+            // Tagged with this HELLO's key: only its sender can read it.
+            self.queue_reject(conn_id, key, hello_len, "connection closed".into());
             return Ok(conn_id);
         }
-        if let Some((reason, _)) = self.rejected.get(&conn_id) {
-            let reason = reason.clone();
-            self.queue_reject(conn_id, reason);
+        if let Some(r) = self.rejected.get(&conn_id) {
+            if !ct_eq(&r.key, &key) {
+                return Err(DropReason::Unauthenticated);
+            }
+            let reason = r.reason.clone();
+            self.queue_reject(conn_id, key, hello_len, reason);
             return Ok(conn_id);
         }
         if version != PROTOCOL_VERSION {
-            self.reject_new(now, conn_id, format!("unsupported protocol version {version}; server speaks {PROTOCOL_VERSION}"));
+            let reason = format!("unsupported protocol version {version}; server speaks {PROTOCOL_VERSION}");
+            self.reject_new(now, conn_id, key, hello_len, reason);
             return Ok(conn_id);
         }
+        // With a relay key, only relay-admitted clients go further; the
+        // payload limit then applies to the client's own payload.
+        let (payload, claims) = match &self.config.relay_key {
+            None => (payload, None),
+            Some(relay_key) => match verify_attestation(relay_key, conn_id, &key, payload) {
+                Some(a) => (a.payload, Some(Box::from(a.claims))),
+                None => {
+                    self.reject_new(now, conn_id, key, hello_len, NOT_ADMITTED.into());
+                    return Ok(conn_id);
+                }
+            },
+        };
         if self.connections.len() >= self.config.max_connections || self.pending.len() >= self.config.max_pending {
-            self.reject_new(now, conn_id, "server full".into());
+            self.reject_new(now, conn_id, key, hello_len, "server full".into());
             return Ok(conn_id);
         }
         if payload.len() > self.config.connection.max_handshake_payload {
-            self.reject_new(now, conn_id, "handshake payload too large".into());
+            self.reject_new(now, conn_id, key, hello_len, "handshake payload too large".into());
             return Ok(conn_id);
         }
-        self.pending.insert(conn_id, Pending { channels, since: now });
+        self.pending.insert(conn_id, Pending { channels, key, hello_len, since: now, claims });
         self.events.push_back((conn_id, Event::ConnectRequest { payload: payload.to_vec() }));
         Ok(conn_id)
+    }
+
+    /// The relay-verified claims (UTF-8 JSON, e.g. `{"sub":"alice"}`) of a
+    /// pending connect request or a live connection; None without a relay
+    /// key (`ServerConfig::relay_key`) or once the connection is gone.
+    pub fn claims(&self, id: ConnectionId) -> Option<&[u8]> {
+        match self.pending.get(&id) {
+            Some(p) => p.claims.as_deref(),
+            None => self.connections.get(&id)?.claims.as_deref(),
+        }
     }
 
     /// Accept a pending connect request. Returns false if there is none.
     pub fn accept(&mut self, now: u64, id: ConnectionId) -> bool {
         let Some(p) = self.pending.remove(&id) else { return false };
-        let conn = Connection::accepted(self.config.connection.clone(), id, &p.channels, now);
-        self.connections.insert(id, Entry { conn, dirty: false, scheduled: None });
+        let conn = Connection::accepted(self.config.connection.clone(), id, p.key, &p.channels, now);
+        self.connections.insert(id, Entry { conn, claims: p.claims, dirty: false, scheduled: None });
         self.with_conn(id, |_| ());
         true
     }
@@ -133,14 +189,12 @@ impl Server {
     /// Refuse a pending connect request; the client gets `Closed(Rejected)`
     /// with this reason. Returns false if there is none.
     pub fn reject(&mut self, now: u64, id: ConnectionId, reason: &str) -> bool {
-        if self.pending.remove(&id).is_none() {
-            return false;
-        }
-        self.reject_new(now, id, reason.to_string());
+        let Some(p) = self.pending.remove(&id) else { return false };
+        self.reject_new(now, id, p.key, p.hello_len, reason.to_string());
         true
     }
 
-    fn reject_new(&mut self, now: u64, id: ConnectionId, mut reason: String) {
+    fn reject_new(&mut self, now: u64, id: ConnectionId, key: SessionKey, hello_len: usize, mut reason: String) {
         let max = self.config.connection.max_handshake_payload;
         if reason.len() > max {
             let mut cut = max;
@@ -153,13 +207,16 @@ impl Server {
         if self.rejected.len() >= self.config.max_pending {
             self.rejected.pop_first();
         }
-        self.rejected.insert(id, (reason.clone(), now + self.config.pending_timeout_us));
-        self.queue_reject(id, reason);
+        self.rejected.insert(id, Rejected { key, reason: reason.clone(), until: now + self.config.pending_timeout_us });
+        self.queue_reject(id, key, hello_len, reason);
     }
 
-    fn queue_reject(&mut self, id: ConnectionId, reason: String) {
+    /// `max_len`: the size of the HELLO answered. Before its client is
+    /// validated a server never sends more than it received, so a spoofed
+    /// source address cannot turn it into an amplifier.
+    fn queue_reject(&mut self, id: ConnectionId, key: SessionKey, max_len: usize, reason: String) {
         if self.rejects_due.len() < self.config.max_pending {
-            self.rejects_due.push_back((id, reason));
+            self.rejects_due.push_back(RejectDue { id, key, max_len, reason });
         }
     }
 
@@ -242,10 +299,13 @@ impl Server {
 
     /// Next datagram to send and the connection it is for.
     pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(ConnectionId, usize)> {
-        if let Some((id, reason)) = self.rejects_due.pop_front() {
+        while let Some(r) = self.rejects_due.pop_front() {
+            let Some(reason) = wire::fit_reject_reason(&r.reason, r.max_len) else { continue };
             let mut w = Writer::new(buf);
-            if wire::encode_reject(&mut w, id, reason.as_bytes()) {
-                return Some((id, w.len()));
+            if wire::encode_reject(&mut w, r.id, reason.as_bytes()) {
+                let n = w.len();
+                TagKey::derive(&r.key, Direction::ServerToClient).seal(&mut buf[..n], 0);
+                return Some((r.id, n));
             }
         }
         while let Some(&id) = self.dirty.front() {
@@ -281,7 +341,7 @@ impl Server {
     pub fn poll_timeout(&self) -> Option<u64> {
         let conns = self.deadlines.peek().map(|Reverse((at, _))| *at);
         let pend = self.pending.values().map(|p| p.since + self.config.pending_timeout_us);
-        let rej = self.rejected.values().map(|r| r.1);
+        let rej = self.rejected.values().map(|r| r.until);
         conns.into_iter().chain(pend).chain(rej).min()
     }
 
@@ -310,7 +370,7 @@ impl Server {
         for id in expired {
             self.reject(now, id, "connect request timed out");
         }
-        self.rejected.retain(|_, (_, until)| *until > now);
+        self.rejected.retain(|_, r| r.until > now);
         // Drained connections leave in `poll_transmit`, once their events are collected.
         self.retired.retain(|_, until| *until > now);
     }

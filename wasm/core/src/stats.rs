@@ -54,6 +54,11 @@ pub struct Stats {
     pub duplicates: u64,
     /// Datagrams dropped as malformed.
     pub malformed: u64,
+    /// Datagrams dropped because their tag (or HELLO key) did not match.
+    pub unauthenticated: u64,
+    /// Authentic packets dropped as numbered too far ahead of the largest
+    /// received (`MAX_PACKET_NUMBER_JUMP`); a conforming peer never sends one.
+    pub too_far_ahead: u64,
     /// Packets dropped for lack of receive room (left unacknowledged).
     pub no_room: u64,
     /// Bytes of packet headers and frame headers sent (everything but payload).

@@ -5,8 +5,10 @@
 //! caller-owned buffer through [`Writer`], which refuses (returns `false`)
 //! rather than overflowing.
 
+use crate::auth::{SessionKey, KEY_LEN, TAG_LEN};
+
 /// Protocol version carried in HELLO, WELCOME and REJECT.
-pub const PROTOCOL_VERSION: u16 = 2;
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// Packet types (first byte of every datagram).
 pub const PACKET_HELLO: u8 = 0x01;
@@ -26,8 +28,13 @@ pub const FRAME_LOSS_REPORT: u8 = 0x21;
 /// Most packets one REPAIR frame protects.
 pub const MAX_REPAIR_COUNT: u8 = 32;
 
-/// Type byte + connection ID (4) + truncated packet number (2).
-pub const DATA_HEADER_LEN: usize = 7;
+/// Type byte + connection ID (4) + truncated packet number (2) + tag (8).
+pub const DATA_HEADER_LEN: usize = 15;
+/// WELCOME, and REJECT before its reason: type, ID, version, tag.
+pub const HANDSHAKE_REPLY_HEADER_LEN: usize = 15;
+/// Clients pad HELLO with zeros to this size, so that a server's REJECT,
+/// which may never be larger than the HELLO it answers, has room for a reason.
+pub const HELLO_MIN_LEN: usize = 128;
 /// Most ACK ranges one ACK frame carries (beyond the first).
 pub const MAX_ACK_RANGES: usize = 16;
 /// Most channels a connection may declare (channel index is one byte).
@@ -265,7 +272,7 @@ impl ChannelKind {
 /// A decoded HELLO, WELCOME or REJECT packet (borrowing the datagram).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Handshake<'a> {
-    Hello { conn_id: u32, version: u16, channels: Vec<ChannelKind>, payload: &'a [u8] },
+    Hello { conn_id: u32, version: u16, channels: Vec<ChannelKind>, key: SessionKey, payload: &'a [u8] },
     Welcome { conn_id: u32, version: u16 },
     Reject { conn_id: u32, version: u16, reason: &'a [u8] },
 }
@@ -294,11 +301,23 @@ pub fn decode_handshake(datagram: &[u8]) -> Result<Handshake<'_>, WireError> {
             }
             let kinds = r.bytes(count)?;
             let channels = kinds.iter().map(|&b| ChannelKind::from_byte(b)).collect::<Result<Vec<_>, _>>()?;
+            let mut key = [0u8; KEY_LEN];
+            key.copy_from_slice(r.bytes(KEY_LEN)?);
             let payload = r.len_prefixed()?;
-            Handshake::Hello { conn_id, version, channels, payload }
+            // Padding: zeros only, so a HELLO still has one encoding per content.
+            if r.bytes(r.remaining())?.iter().any(|&b| b != 0) {
+                return Err(WireError::Invalid("non-zero HELLO padding"));
+            }
+            Handshake::Hello { conn_id, version, channels, key, payload }
         }
-        PACKET_WELCOME => Handshake::Welcome { conn_id, version },
-        PACKET_REJECT => Handshake::Reject { conn_id, version, reason: r.len_prefixed()? },
+        PACKET_WELCOME => {
+            r.bytes(TAG_LEN)?;
+            Handshake::Welcome { conn_id, version }
+        }
+        PACKET_REJECT => {
+            r.bytes(TAG_LEN)?;
+            Handshake::Reject { conn_id, version, reason: r.len_prefixed()? }
+        }
         other => return Err(WireError::UnknownType(other)),
     };
     if !r.is_empty() {
@@ -310,25 +329,52 @@ pub fn decode_handshake(datagram: &[u8]) -> Result<Handshake<'_>, WireError> {
     Ok(hs)
 }
 
-pub fn encode_hello(w: &mut Writer, conn_id: u32, channels: &[ChannelKind], payload: &[u8]) -> bool {
+/// HELLO without padding (see [`pad_hello`]).
+pub fn encode_hello(w: &mut Writer, conn_id: u32, channels: &[ChannelKind], key: &SessionKey, payload: &[u8]) -> bool {
     w.put_u8(PACKET_HELLO)
         && w.put_u32(conn_id)
         && w.put_u16(PROTOCOL_VERSION)
         && w.put_u8(channels.len() as u8)
         && channels.iter().all(|&k| w.put_u8(k as u8))
+        && w.put_bytes(key)
         && w.put_len_prefixed(payload)
 }
 
+/// Zero-pad a HELLO to [`HELLO_MIN_LEN`] (or as far as the buffer allows).
+pub fn pad_hello(w: &mut Writer) {
+    let n = HELLO_MIN_LEN.saturating_sub(w.len()).min(w.remaining());
+    w.put_bytes(&[0; HELLO_MIN_LEN][..n]);
+}
+
+/// The tag is written as zeros: `TagKey::seal` fills it in once the
+/// datagram is complete (it covers the length).
 pub fn encode_welcome(w: &mut Writer, conn_id: u32) -> bool {
-    w.put_u8(PACKET_WELCOME) && w.put_u32(conn_id) && w.put_u16(PROTOCOL_VERSION)
+    w.put_u8(PACKET_WELCOME) && w.put_u32(conn_id) && w.put_u16(PROTOCOL_VERSION) && w.put_bytes(&[0; TAG_LEN])
 }
 
+/// Tag written as zeros, as for WELCOME.
 pub fn encode_reject(w: &mut Writer, conn_id: u32, reason: &[u8]) -> bool {
-    w.put_u8(PACKET_REJECT) && w.put_u32(conn_id) && w.put_u16(PROTOCOL_VERSION) && w.put_len_prefixed(reason)
+    w.put_u8(PACKET_REJECT)
+        && w.put_u32(conn_id)
+        && w.put_u16(PROTOCOL_VERSION)
+        && w.put_bytes(&[0; TAG_LEN])
+        && w.put_len_prefixed(reason)
 }
 
+/// Tag written as zeros, as for WELCOME.
 pub fn encode_data_header(w: &mut Writer, conn_id: u32, pn: u64) -> bool {
-    w.put_u8(PACKET_DATA) && w.put_u32(conn_id) && w.put_u16(pn as u16)
+    w.put_u8(PACKET_DATA) && w.put_u32(conn_id) && w.put_u16(pn as u16) && w.put_bytes(&[0; TAG_LEN])
+}
+
+/// The longest prefix of `reason`, cut at a char boundary, whose REJECT
+/// fits in `max_len` bytes; None if not even an empty reason fits.
+pub fn fit_reject_reason(reason: &str, max_len: usize) -> Option<&str> {
+    let room = max_len.checked_sub(HANDSHAKE_REPLY_HEADER_LEN)?;
+    let mut cut = reason.len().min(room);
+    while cut > 0 && (!reason.is_char_boundary(cut) || varint_len(cut as u64) + cut > room) {
+        cut -= 1;
+    }
+    (room >= 1).then(|| &reason[..cut])
 }
 
 /// One decoded frame of a DATA packet. Byte fields borrow the datagram.
@@ -554,7 +600,7 @@ mod tests {
     fn hello_round_trips() {
         let mut buf = [0u8; 64];
         let mut w = Writer::new(&mut buf);
-        assert!(encode_hello(&mut w, 9, &[ChannelKind::ReliableOrdered, ChannelKind::Unreliable], b"hi"));
+        assert!(encode_hello(&mut w, 9, &[ChannelKind::ReliableOrdered, ChannelKind::Unreliable], &[5; 16], b"hi"));
         let n = w.len();
         let hs = decode_handshake(&buf[..n]).unwrap();
         assert_eq!(
@@ -563,9 +609,22 @@ mod tests {
                 conn_id: 9,
                 version: PROTOCOL_VERSION,
                 channels: vec![ChannelKind::ReliableOrdered, ChannelKind::Unreliable],
+                key: [5; 16],
                 payload: b"hi"
             }
         );
+    }
+
+    #[test]
+    fn reject_reason_is_cut_at_a_char_boundary_to_fit() {
+        assert_eq!(fit_reject_reason("server full", 15), None);
+        assert_eq!(fit_reject_reason("server full", 16), Some(""));
+        assert_eq!(fit_reject_reason("server full", 22), Some("server"));
+        assert_eq!(fit_reject_reason("ééé", 16 + 3), Some("é"));
+        assert_eq!(fit_reject_reason("server full", 100), Some("server full"));
+        let long = "x".repeat(300);
+        let cut = fit_reject_reason(&long, 200).unwrap();
+        assert_eq!(HANDSHAKE_REPLY_HEADER_LEN + varint_len(cut.len() as u64) + cut.len(), 200);
     }
 
     #[test]

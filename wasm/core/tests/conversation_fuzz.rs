@@ -1,11 +1,14 @@
 //! Seeded fuzzing of whole conversations: two endpoints, random application
 //! actions, and a hostile link that drops, duplicates, reorders, corrupts,
-//! truncates and injects. (Coverage-guided versions live in wasm/fuzz.)
+//! truncates and injects, and an impostor who knows the connection ID but
+//! not the session key. (Coverage-guided versions live in wasm/fuzz.)
 
 mod common;
 
 use common::{check, payload};
+use ricochet_core::auth::{Direction, TagKey};
 use ricochet_core::rng::Rng;
+use ricochet_core::wire::{self, ChannelKind, Writer};
 use ricochet_core::{Config, Connection, Event, Server, ServerConfig};
 
 struct Hostility {
@@ -13,6 +16,49 @@ struct Hostility {
     duplicate: f64,
     corrupt: f64,
     inject: f64,
+    /// Chance per step of one impostor datagram (see `impostor`).
+    impostor: f64,
+}
+
+/// A datagram from another address carrying the victim's connection ID and
+/// a key of the impostor's own: a HELLO, or DATA (CLOSE, a message on the
+/// ordered channel, a PING) with a wrong or missing tag, or a WELCOME or
+/// REJECT for the client. Returns it and whether it goes to the server.
+fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool) {
+    let key: [u8; 16] = std::array::from_fn(|_| rng.next_u32() as u8);
+    let mut buf = vec![0u8; 1500];
+    let mut w = Writer::new(&mut buf);
+    let pn = rng.below(1 << 17);
+    let (ok, to_server, number) = match rng.below(6) {
+        0 => {
+            let ok = wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], &key, b"impostor");
+            wire::pad_hello(&mut w);
+            (ok, true, None)
+        }
+        1 => (wire::encode_data_header(&mut w, id, pn) && wire::encode_close(&mut w, 7, b"hijacked"), rng.chance(0.5), Some(pn)),
+        2 => {
+            let m = payload(u32::MAX - 1, 40);
+            let ok = wire::encode_data_header(&mut w, id, pn)
+                && w.put_u8(wire::FRAME_MESSAGES)
+                && w.put_u8(0)
+                && w.put_u16(rng.below(1 << 16) as u16)
+                && w.put_u8(1)
+                && w.put_len_prefixed(&m);
+            (ok, rng.chance(0.5), Some(pn))
+        }
+        3 => (wire::encode_data_header(&mut w, id, pn) && w.put_u8(wire::FRAME_PING), rng.chance(0.5), Some(pn)),
+        4 => (wire::encode_welcome(&mut w, id), false, Some(0)),
+        _ => (wire::encode_reject(&mut w, id, b"hijacked"), false, Some(0)),
+    };
+    assert!(ok);
+    let n = w.len();
+    buf.truncate(n);
+    // Tagged under its own key half the time; the zero tag otherwise.
+    if let (Some(number), true) = (number, rng.chance(0.5)) {
+        let dir = if to_server { Direction::ClientToServer } else { Direction::ServerToClient };
+        TagKey::derive(&key, dir).seal(&mut buf, number);
+    }
+    (buf, to_server)
 }
 
 /// Runs one conversation; returns reliable-ordered payload numbers delivered
@@ -20,9 +66,10 @@ struct Hostility {
 /// FEC on either side (the lossy link turns FEC on, so REPAIR and
 /// LOSS_REPORT frames cross the hostile link too).
 fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
+    let mut closed = 0;
     let mut rng = Rng::new(seed);
     let cfg = Config { max_message_size: 64 << 10, send_buffer_bytes: 1 << 20, recv_buffer_bytes: 256 << 10, ..Config::default() };
-    let mut client = Connection::client(cfg.clone(), 0, seed, b"fuzz").unwrap();
+    let mut client = Connection::client(cfg.clone(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"fuzz").unwrap();
     let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
     let mut in_flight: Vec<(u64, bool, Vec<u8>)> = Vec::new(); // (arrival, to_server, bytes)
     let mut buf = vec![0u8; 1500];
@@ -82,6 +129,17 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
             }
             in_flight.push((now + delay, to_server, d));
         }
+        // The impostor strikes once the server knows the victim's ID (a blind
+        // attacker learns it no earlier). The host would move the session
+        // to the impostor's address on Ok: it must never get one.
+        if server.connection(client.id()).is_some() && rng.chance(h.impostor) {
+            let (d, to_server) = impostor(&mut rng, client.id());
+            if to_server {
+                assert!(server.handle_datagram(now, &d).is_err(), "the server took an impostor's datagram: {d:02x?}");
+            } else {
+                assert!(client.handle_datagram(now, &d).is_err(), "the client took an impostor's datagram: {d:02x?}");
+            }
+        }
         // Arrivals.
         in_flight.sort_by_key(|x| x.0);
         while in_flight.first().is_some_and(|x| x.0 <= now) {
@@ -98,9 +156,12 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         if server.poll_timeout().is_some_and(|t| t <= now) {
             server.handle_timeout(now);
         }
-        while client.poll_event().is_some() {}
+        while let Some(ev) = client.poll_event() {
+            closed += matches!(ev, Event::Closed(_)) as u32;
+        }
         while let Some((id, ev)) = server.poll_event() {
             match ev {
+                Event::Closed(_) => closed += 1,
                 Event::ConnectRequest { .. } => {
                     server.accept(now, id);
                 }
@@ -116,6 +177,12 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
             assert!(r <= (cfg.recv_buffer_bytes + cfg.max_message_size) as u64, "receive buffer {r}");
         }
     }
+    if h.corrupt == 0.0 {
+        // Corruption may turn a real frame into CLOSE (the tag covers the
+        // header only); without it nothing may end the session.
+        assert_eq!(closed, 0, "seed {seed}: the session was closed");
+        assert!(client.is_connected(), "seed {seed}");
+    }
     let nums = if h.corrupt == 0.0 { delivered.iter().map(|d| check(d)).collect() } else { Vec::new() };
     let rebuilt = client.stats().fec_recovered + server.connection_ids().map(|id| server.connection(id).map_or(0, |c| c.stats().fec_recovered)).sum::<u64>();
     (nums, sent_ordered, rebuilt)
@@ -123,7 +190,7 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
 
 #[test]
 fn conversations_over_a_corrupting_link_never_panic_and_stay_bounded() {
-    let h = Hostility { drop: 0.1, duplicate: 0.05, corrupt: 0.05, inject: 0.05 };
+    let h = Hostility { drop: 0.1, duplicate: 0.05, corrupt: 0.05, inject: 0.05, impostor: 0.05 };
     let mut rebuilt = 0;
     for seed in 0..12 {
         rebuilt += converse(seed, &h).2;
@@ -133,7 +200,7 @@ fn conversations_over_a_corrupting_link_never_panic_and_stay_bounded() {
 
 #[test]
 fn conversations_over_a_dropping_duplicating_injecting_link_deliver_in_order() {
-    let h = Hostility { drop: 0.15, duplicate: 0.1, corrupt: 0.0, inject: 0.1 };
+    let h = Hostility { drop: 0.15, duplicate: 0.1, corrupt: 0.0, inject: 0.1, impostor: 0.1 };
     for seed in 100..108 {
         let (got, sent, rebuilt) = converse(seed, &h);
         assert!(rebuilt > 0, "seed {seed}: FEC rebuilt nothing");

@@ -46,7 +46,7 @@ fn handshake_times_out_without_server() {
 #[test]
 fn version_mismatch_is_rejected_with_reason() {
     let mut server = ricochet_core::Server::new(ServerConfig::default()).unwrap();
-    let mut client = Connection::client(Config::default(), 0, 9, b"").unwrap();
+    let mut client = Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(9), b"").unwrap();
     let mut buf = vec![0u8; 1500];
     let n = client.poll_transmit(0, &mut buf).unwrap();
     buf[5] = 99; // version field (little-endian u16 after type and conn id)
@@ -140,7 +140,7 @@ fn replayed_hello_cannot_reopen_a_closed_connection_id() {
 
 #[test]
 fn malformed_data_does_not_complete_the_handshake() {
-    let mut client = Connection::client(Config::default(), 0, 12, b"").unwrap();
+    let mut client = Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(12), b"").unwrap();
     let id = client.id().to_le_bytes();
     let bogus = [4, id[0], id[1], id[2], id[3], 0, 0, 0xe4];
     assert!(client.handle_datagram(0, &bogus).is_err());
@@ -155,7 +155,7 @@ fn malformed_data_does_not_complete_the_handshake() {
 fn server_accepting(cfg: &Config, n: u64, seed: u64) -> (ricochet_core::Server, Vec<Connection>) {
     let mut server = ricochet_core::Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
     let mut buf = vec![0u8; 1500];
-    let mut clients: Vec<Connection> = (0..n).map(|i| Connection::client(cfg.clone(), 0, seed + i, b"").unwrap()).collect();
+    let mut clients: Vec<Connection> = (0..n).map(|i| Connection::client(cfg.clone(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed + i), b"").unwrap()).collect();
     for c in &mut clients {
         while let Some(n) = c.poll_transmit(0, &mut buf) {
             server.handle_datagram(0, &buf[..n]).unwrap();

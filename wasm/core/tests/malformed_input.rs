@@ -65,7 +65,7 @@ fn frames(d: &[u8]) -> Vec<u8> {
 }
 
 fn victims(seed: u64) -> (Connection, Server) {
-    (Connection::client(Config::default(), 0, seed, b"").unwrap(), Server::new(ServerConfig::default()).unwrap())
+    (Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"").unwrap(), Server::new(ServerConfig::default()).unwrap())
 }
 
 fn poke(client: &mut Connection, server: &mut Server, now: u64, d: &[u8]) {
@@ -116,8 +116,12 @@ fn truncated_and_bit_flipped_datagrams_never_panic() {
         now += 1_000;
     }
     assert!(client.stats().malformed > 0 && client.is_connected(), "mutations reached a live client");
-    poke(&mut client, &mut server, now, last); // the client's own CLOSE ends it
-    assert!(client.is_drained());
+    assert!(client.stats().unauthenticated > 0, "header flips and cuts fail the tag");
+    // The client's own CLOSE ends the server side; reflected back to the
+    // client it is refused, since each direction has its own tag key.
+    poke(&mut client, &mut server, now, last);
+    assert!(server.connection(client.id()).is_none_or(|c| !c.is_connected()));
+    assert!(client.is_connected());
 }
 
 #[test]
@@ -148,15 +152,16 @@ fn garbage_does_not_disturb_a_live_session() {
     for i in 0..2_000u32 {
         p.client.send(p.now, 0, payload(i, 50 + i as usize % 2_000)).unwrap();
         for _ in 0..3 {
-            let len = 8 + rng.below(300) as usize;
+            let len = 16 + rng.below(300) as usize;
             let mut d: Vec<u8> = (0..len).map(|_| rng.next_u32() as u8).collect();
             if rng.chance(0.5) {
-                // Right connection, undecodable frame: must be dropped whole.
+                // Right connection, undecodable frame and no valid tag: must be
+                // dropped whole, before the frames are even looked at.
                 d[0] = 4;
                 d[1..5].copy_from_slice(&id);
-                d[7] = 0xff;
-                assert_eq!(p.server.handle_datagram(p.now, &d), Err(DropReason::Malformed));
-                assert_eq!(p.client.handle_datagram(p.now, &d), Err(DropReason::Malformed));
+                d[15] = 0xff;
+                assert_eq!(p.server.handle_datagram(p.now, &d), Err(DropReason::Unauthenticated));
+                assert_eq!(p.client.handle_datagram(p.now, &d), Err(DropReason::Unauthenticated));
                 injected += 1;
             } else {
                 // Another connection's ID (or no valid type at all).
@@ -174,6 +179,7 @@ fn garbage_does_not_disturb_a_live_session() {
     assert!(p.run_while_not(30_000_000, |p| p.server_messages(0).len() == 2_000));
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, (0..2_000).collect::<Vec<_>>());
-    assert_eq!(p.client.stats().malformed, injected + stray_malformed);
-    assert_eq!(p.server_conn().unwrap().stats().malformed, injected);
+    assert_eq!(p.client.stats().malformed, stray_malformed);
+    assert_eq!(p.client.stats().unauthenticated, injected);
+    assert_eq!(p.server_conn().unwrap().stats().unauthenticated, injected);
 }

@@ -1,4 +1,5 @@
-//! Header overhead as WIRE.md states it: 7 bytes per datagram, 1–2 bytes per
+//! Header overhead as WIRE.md states it: 15 bytes per datagram (7 before the
+//! 8-byte tag of wire version 3), 1–2 bytes per
 //! coalesced message in the common case.
 
 mod common;
@@ -28,7 +29,7 @@ fn burst(count: u32, len: usize) -> (u64, u64) {
 fn one_message_costs_the_datagram_header_plus_five_bytes() {
     let (datagrams, overhead) = burst(1, 400);
     assert_eq!(datagrams, 1);
-    // 7-byte header, 5-byte MESSAGES header, 2-byte length (400 ≥ 128).
+    // 15-byte header (with its tag), 5-byte MESSAGES header, 2-byte length (400 ≥ 128).
     assert_eq!(overhead, DATA_HEADER_LEN as u64 + 5 + 2);
 }
 
@@ -38,5 +39,5 @@ fn coalesced_small_messages_cost_under_two_bytes_each() {
     assert_eq!(datagrams, 1, "40 × 20 bytes fit one datagram");
     let per_message = (overhead - DATA_HEADER_LEN as u64) as f64 / 40.0;
     assert!(per_message <= 2.0, "per-message overhead {per_message}");
-    println!("40 coalesced 20-byte messages: {overhead} overhead bytes, {per_message:.2} per message beyond the 7-byte datagram header");
+    println!("40 coalesced 20-byte messages: {overhead} overhead bytes, {per_message:.2} per message beyond the 15-byte datagram header");
 }

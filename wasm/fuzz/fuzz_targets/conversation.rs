@@ -28,7 +28,11 @@
 //! 0-15 advance time, 16-39 send, 40-63 deliver next, 64-71 drop, 72-75
 //! duplicate, 76-83 reorder, 84-87 corrupt, 88-89 truncate, 90-93 inject,
 //! 94-95 close, 96-103 deliver all, 104-111 jump to next timer, 112-115
-//! burst of channel-0 sends, 116-127 deliver the newest first.
+//! burst of channel-0 sends, 116-117 path change, 118-123 deliver the newest
+//! first, 124-127 an impostor (the live ID, a key of its own: HELLO, DATA
+//! with CLOSE/a message/PING, WELCOME, REJECT). An impostor does not make
+//! the script unclean: it must be refused (`Err`, so a host would not move
+//! the session to its address) and change nothing the checks can see.
 //!
 //! RICOCHET_FUZZ_TRACE=1 prints every op, datagram and event: use it when
 //! replaying one reproducer.
@@ -39,6 +43,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
+use ricochet_core::auth::{Direction, SessionKey, TagKey};
+use ricochet_core::wire::{self, Writer};
+use ricochet_core::pair::insecure_seeded_entropy;
 use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig};
 
 /// Most datagrams held in flight per direction (the oldest is lost beyond).
@@ -188,6 +195,8 @@ struct World {
     client: Connection,
     server: Server,
     id: u32,
+    /// The client's session key (the impostor must not hold it).
+    key: SessionKey,
     now: u64,
     /// In flight: index 0 = client → server, 1 = server → client.
     link: [VecDeque<Vec<u8>>; 2],
@@ -256,7 +265,9 @@ impl World {
         let cfg = config(inp);
         cfg.validate().expect("fuzz config must validate");
         let seed = inp.u16() as u64;
-        let client = Connection::client(cfg.clone(), 0, seed, b"fuzz").unwrap();
+        let entropy = insecure_seeded_entropy(seed);
+        let client = Connection::client(cfg.clone(), 0, &entropy, b"fuzz").unwrap();
+        let key: SessionKey = entropy[4..].try_into().unwrap();
         let server = Server::new(ServerConfig {
             connection: Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg.clone() },
             max_pending: 4,
@@ -270,6 +281,7 @@ impl World {
             client,
             server,
             id,
+            key,
             now: 0,
             link: [VecDeque::new(), VecDeque::new()],
             cb: Book::default(),
@@ -609,6 +621,7 @@ impl World {
                     self.send(server, 0, len);
                 }
             }
+            124..=127 => self.impostor(dir, inp),
             // Deliver the last in-flight datagram first (tail reordering).
             _ => {
                 if let Some(d) = self.link[dir].pop_back() {
@@ -616,6 +629,83 @@ impl World {
                 }
             }
         }
+    }
+
+    /// One impostor datagram with our connection ID and a key of its own,
+    /// tagged under that key or with tag bytes from the input. HELLO and
+    /// DATA go to the server (once it knows our ID: a blind attacker learns
+    /// it no earlier), WELCOME, REJECT and DATA (dir 1) to the client.
+    fn impostor(&mut self, dir: usize, inp: &mut Input) {
+        let mut key: SessionKey = inp.bytes(16).try_into().unwrap_or([0; 16]);
+        if key == self.key {
+            key[0] ^= 1;
+        }
+        let kind = inp.u8();
+        let pn = inp.u16() as u64 | (inp.u8() as u64) << 16;
+        let mut buf = vec![0u8; 1500];
+        let mut w = Writer::new(&mut buf);
+        // The encoders cannot run out of room in 1500 bytes: their results are moot.
+        let to_server = match kind % 6 {
+            0 => {
+                let _ = wire::encode_hello(&mut w, self.id, &[ChannelKind::ReliableOrdered], &key, b"fuzz");
+                wire::pad_hello(&mut w);
+                true
+            }
+            1 => {
+                let _ = wire::encode_data_header(&mut w, self.id, pn) && wire::encode_close(&mut w, 9, b"impostor");
+                dir == 0
+            }
+            2 => {
+                let m = payload(self.sb.expect.max(self.cb.expect), 40);
+                let seq = inp.u16();
+                let _ = wire::encode_data_header(&mut w, self.id, pn)
+                    && w.put_u8(wire::FRAME_MESSAGES)
+                    && w.put_u8(0)
+                    && w.put_u16(seq)
+                    && w.put_u8(1)
+                    && w.put_len_prefixed(&m);
+                dir == 0
+            }
+            3 => {
+                let _ = wire::encode_data_header(&mut w, self.id, pn) && w.put_u8(wire::FRAME_PING);
+                dir == 0
+            }
+            4 => {
+                let _ = wire::encode_welcome(&mut w, self.id);
+                false
+            }
+            _ => {
+                let _ = wire::encode_reject(&mut w, self.id, b"impostor");
+                false
+            }
+        };
+        let n = w.len();
+        let mut d = buf[..n].to_vec();
+        if d[0] != wire::PACKET_HELLO {
+            // The tag: under the impostor's key, or bytes from the input.
+            let number = if d[0] == wire::PACKET_DATA { pn } else { 0 };
+            if kind & 0x80 != 0 {
+                d[7..15].copy_from_slice(inp.bytes(8).get(..8).unwrap_or(&[0; 8]));
+            } else {
+                let dir = if to_server { Direction::ClientToServer } else { Direction::ServerToClient };
+                TagKey::derive(&key, dir).seal(&mut d, number);
+            }
+        }
+        let now = self.now;
+        trace!("  impostor → {} {} bytes", if to_server { "server" } else { "client" }, d.len());
+        if to_server {
+            if self.server.connection(self.id).is_none() {
+                return;
+            }
+            let r = self.server.handle_datagram(now, &d);
+            assert!(r.is_err(), "the server took an impostor's datagram ({r:?}): a host would move the session to it");
+        } else {
+            let before = self.client.state();
+            let r = self.client.handle_datagram(now, &d);
+            assert!(r.is_err(), "the client took an impostor's datagram ({r:?})");
+            assert_eq!(self.client.state(), before);
+        }
+        self.drain();
     }
 
     /// A clean link from now on: deliver everything and let timers run until
@@ -674,6 +764,8 @@ fn op_name(op: u8) -> &'static str {
         96..=103 => "flush",
         104..=111 => "next deadline",
         112..=115 => "burst",
+        116..=117 => "path change",
+        124..=127 => "impostor",
         _ => "deliver last",
     }
 }

@@ -7,7 +7,8 @@
 //!    into four endpoints: a connecting client, a connected client, a fresh
 //!    server and a server with one accepted connection. Flag bits patch the
 //!    record's connection ID to the victim's and/or prepend a valid DATA
-//!    header, so the bytes reach deep state instead of being dropped at the
+//!    header, tagged under the victim's session key (the fuzzer plays the
+//!    peer), so the bytes reach deep state instead of being dropped at the
 //!    door. Every output is drained and timers are run between records.
 //!
 //! Nothing may panic; malformed input must come back as `Err`.
@@ -16,6 +17,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use ricochet_core::wire::{self, decode_frame, decode_handshake, peek_conn_id, Frame, Handshake, Reader, Writer};
+use ricochet_core::auth::{Direction, SessionKey, TagKey};
+use ricochet_core::pair::insecure_seeded_entropy;
 use ricochet_core::{Config, Connection, Event, Server, ServerConfig};
 
 const SEED: u64 = 0x5eed;
@@ -38,7 +41,7 @@ fn decoders(data: &[u8]) {
         let mut buf = vec![0u8; data.len() + 16];
         let mut w = Writer::new(&mut buf);
         let ok = match &hs {
-            Handshake::Hello { conn_id, channels, payload, .. } => wire::encode_hello(&mut w, *conn_id, channels, payload),
+            Handshake::Hello { conn_id, channels, key, payload, .. } => wire::encode_hello(&mut w, *conn_id, channels, key, payload),
             Handshake::Welcome { conn_id, .. } => wire::encode_welcome(&mut w, *conn_id),
             Handshake::Reject { conn_id, reason, .. } => wire::encode_reject(&mut w, *conn_id, reason),
         };
@@ -47,8 +50,11 @@ fn decoders(data: &[u8]) {
         let again = decode_handshake(&buf[..n]).expect("re-encoded handshake must decode");
         match (&hs, &again) {
             // The encoders always write PROTOCOL_VERSION.
-            (Handshake::Hello { conn_id: a, channels: ca, payload: pa, .. }, Handshake::Hello { conn_id: b, channels: cb, payload: pb, .. }) => {
-                assert_eq!((a, ca, pa), (b, cb, pb));
+            (
+                Handshake::Hello { conn_id: a, channels: ca, key: ka, payload: pa, .. },
+                Handshake::Hello { conn_id: b, channels: cb, key: kb, payload: pb, .. },
+            ) => {
+                assert_eq!((a, ca, ka, pa), (b, cb, kb, pb));
             }
             (Handshake::Welcome { conn_id: a, .. }, Handshake::Welcome { conn_id: b, .. }) => assert_eq!(a, b),
             (Handshake::Reject { conn_id: a, reason: ra, .. }, Handshake::Reject { conn_id: b, reason: rb, .. }) => {
@@ -122,8 +128,8 @@ impl Victims {
     fn new() -> Victims {
         let cfg = small_config();
         let scfg = ServerConfig { connection: cfg.clone(), max_pending: 4, max_connections: 4, ..ServerConfig::default() };
-        let connecting = Connection::client(cfg.clone(), 0, SEED, b"hi").unwrap();
-        let mut connected = Connection::client(cfg.clone(), 0, SEED + 1, b"hi").unwrap();
+        let connecting = Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED), b"hi").unwrap();
+        let mut connected = Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED + 1), b"hi").unwrap();
         let mut live = Server::new(scfg.clone()).unwrap();
         let fresh = Server::new(scfg).unwrap();
         let mut buf = vec![0u8; 1500];
@@ -156,15 +162,24 @@ impl Victims {
         self.now += 1 + (flags as u64 >> 4) * 2_000;
         let now = self.now;
         let targets: [u32; 4] = [self.connecting.id(), self.connected.id(), self.connecting.id(), self.live_id];
+        // Who each target hears from: the direction and key its peer tags with.
+        let peers = [(Direction::ServerToClient, SEED), (Direction::ServerToClient, SEED + 1), (Direction::ClientToServer, SEED), (Direction::ClientToServer, SEED + 1)];
         for (i, &id) in targets.iter().enumerate() {
             let mut d = Vec::with_capacity(bytes.len() + wire::DATA_HEADER_LEN);
             if flags & 0x02 != 0 {
                 // A valid DATA header (pn from the flags) ahead of the bytes.
+                let pn = (flags as u64 >> 2) & 3;
                 d.push(wire::PACKET_DATA);
                 d.extend_from_slice(&id.to_le_bytes());
-                d.extend_from_slice(&((flags as u16 >> 2) & 3).to_le_bytes());
+                d.extend_from_slice(&(pn as u16).to_le_bytes());
+                d.extend_from_slice(&[0; ricochet_core::auth::TAG_LEN]);
+                d.extend_from_slice(bytes);
+                let (dir, seed) = peers[i];
+                let key: SessionKey = insecure_seeded_entropy(seed)[4..].try_into().unwrap();
+                TagKey::derive(&key, dir).seal(&mut d, pn);
+            } else {
+                d.extend_from_slice(bytes);
             }
-            d.extend_from_slice(bytes);
             if flags & 0x01 != 0 && d.len() >= 5 && flags & 0x02 == 0 {
                 d[1..5].copy_from_slice(&id.to_le_bytes());
             }

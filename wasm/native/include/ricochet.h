@@ -38,8 +38,10 @@ enum RicochetEventKind
    */
   RicochetEventKind_None = 0,
   /**
-   * A client asks to connect; `data`/`len` is its handshake payload.
-   * Answer with `ricochet_server_accept` or `ricochet_server_reject`.
+   * A client asks to connect; `data`/`len` is its handshake payload and,
+   * on a server with a relay key, `claims`/`claims_len` the claims the
+   * relay verified. Answer with `ricochet_server_accept` or
+   * `ricochet_server_reject`.
    */
   RicochetEventKind_ConnectRequest = 1,
   RicochetEventKind_Connected = 2,
@@ -110,6 +112,13 @@ typedef struct RicochetEvent {
   uint64_t close_code;
   const uint8_t *data;
   size_t len;
+  /**
+   * ConnectRequest on a server created with a relay key: the
+   * relay-verified claims, UTF-8 JSON such as `{"sub":"alice"}` (not
+   * NUL-terminated), valid as long as `data`. Null otherwise.
+   */
+  const uint8_t *claims;
+  size_t claims_len;
 } RicochetEvent;
 
 #ifdef __cplusplus
@@ -125,6 +134,34 @@ extern "C" {
  * `bind_addr` is null or a NUL-terminated string.
  */
 struct RicochetServer *ricochet_server_create(const char *bind_addr, bool accept_all);
+
+/**
+ * As `ricochet_server_create`, for a server behind a relay: `relay_key`
+ * points to the 32-byte relay attestation key (from
+ * `ricochet_relay_attest_key`). Only HELLOs the relay attested are
+ * admitted (others get REJECT "not admitted by a relay"), and each
+ * ConnectRequest event carries the relay-verified claims. Returns null on
+ * failure, including a null `relay_key`.
+ *
+ * # Safety
+ * `bind_addr` is null or a NUL-terminated string; `relay_key` is null or
+ * points to 32 readable bytes.
+ */
+struct RicochetServer *ricochet_server_create_relayed(const char *bind_addr,
+                                                      bool accept_all,
+                                                      const uint8_t *relay_key);
+
+/**
+ * Writes to `out_key` (32 bytes) the relay attestation key derived from the
+ * relay's connect-token secret (HMAC-SHA256 of "ricochet relay attestation
+ * v1" under the secret's UTF-8 bytes). False on a null argument or a
+ * secret that is not UTF-8.
+ *
+ * # Safety
+ * `token_secret` is null or NUL-terminated; `out_key` is null or points
+ * to 32 writable bytes.
+ */
+bool ricochet_relay_attest_key(const char *token_secret, uint8_t *out_key);
 
 /**
  * Releases the handle (null is ignored). Connections are not closed first.

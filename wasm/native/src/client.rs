@@ -1,14 +1,12 @@
 //! `UdpClient`: one client connection on its own UDP socket, for tests,
 //! bots and tools (game clients in browsers use the TypeScript SDK).
 
-use std::collections::hash_map::RandomState;
 use std::collections::VecDeque;
-use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use ricochet_core::{Config, Connection, Event, MessageId, SendError, State, Stats};
+use ricochet_core::{Config, Connection, Event, MessageId, SendError, State, Stats, CLIENT_ENTROPY_LEN};
 
 use crate::clock::Clock;
 use crate::socket::{Socket, SocketStats, MAX_UDP_PAYLOAD};
@@ -29,11 +27,12 @@ pub struct UdpClient {
     send_buf: Vec<u8>,
 }
 
-/// A seed for the connection ID from the OS-seeded hasher of std.
-fn random_seed() -> u64 {
-    let mut h = RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.finish()
+/// The connection ID and session key, from the OS: the key is what keeps
+/// another party from taking over the session, so it must be unguessable.
+fn os_entropy() -> io::Result<[u8; CLIENT_ENTROPY_LEN]> {
+    let mut e = [0u8; CLIENT_ENTROPY_LEN];
+    getrandom::fill(&mut e).map_err(|err| io::Error::other(format!("no OS randomness: {err}")))?;
+    Ok(e)
 }
 
 impl UdpClient {
@@ -57,7 +56,7 @@ impl UdpClient {
     /// `connect` from a chosen local address.
     pub fn connect_from(local: SocketAddr, server: SocketAddr, config: Config, handshake: &[u8]) -> io::Result<UdpClient> {
         let clock = Clock::new();
-        let conn = Connection::client(config, clock.now_us(), random_seed(), handshake)
+        let conn = Connection::client(config, clock.now_us(), &os_entropy()?, handshake)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let mut socket = Socket::bind(local)?;
         socket.connect(server)?;

@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 use std::time::Duration;
 
-use crate::{AcceptPolicy, CloseReason, Event, SendError, ServerConfig, UdpServer};
+use crate::{attest_key, AcceptPolicy, AttestKey, CloseReason, Event, SendError, ServerConfig, UdpServer};
 
 /// `ricochet_server_send` results below zero.
 pub const RICOCHET_SEND_BUFFER_FULL: i64 = -1;
@@ -29,8 +29,10 @@ pub const RICOCHET_SEND_INVALID_ARGUMENT: i64 = -5;
 pub enum RicochetEventKind {
     /// No event (the queue was empty).
     None = 0,
-    /// A client asks to connect; `data`/`len` is its handshake payload.
-    /// Answer with `ricochet_server_accept` or `ricochet_server_reject`.
+    /// A client asks to connect; `data`/`len` is its handshake payload and,
+    /// on a server with a relay key, `claims`/`claims_len` the claims the
+    /// relay verified. Answer with `ricochet_server_accept` or
+    /// `ricochet_server_reject`.
     ConnectRequest = 1,
     Connected = 2,
     /// A message arrived on `channel`; `data`/`len` is its body.
@@ -69,6 +71,11 @@ pub struct RicochetEvent {
     pub close_code: u64,
     pub data: *const u8,
     pub len: usize,
+    /// ConnectRequest on a server created with a relay key: the
+    /// relay-verified claims, UTF-8 JSON such as `{"sub":"alice"}` (not
+    /// NUL-terminated), valid as long as `data`. Null otherwise.
+    pub claims: *const u8,
+    pub claims_len: usize,
 }
 
 impl RicochetEvent {
@@ -82,6 +89,8 @@ impl RicochetEvent {
             close_code: 0,
             data: ptr::null(),
             len: 0,
+            claims: ptr::null(),
+            claims_len: 0,
         }
     }
 }
@@ -91,6 +100,8 @@ pub struct RicochetServer {
     server: UdpServer,
     /// The bytes the last event's `data` points to.
     last_data: Vec<u8>,
+    /// The bytes the last event's `claims` points to.
+    last_claims: Option<Vec<u8>>,
 }
 
 /// Borrowed string or None for null / invalid UTF-8.
@@ -112,16 +123,65 @@ unsafe fn str_arg<'a>(s: *const c_char) -> Option<&'a str> {
 /// `bind_addr` is null or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn ricochet_server_create(bind_addr: *const c_char, accept_all: bool) -> *mut RicochetServer {
+    create(bind_addr, accept_all, None)
+}
+
+/// As `ricochet_server_create`, for a server behind a relay: `relay_key`
+/// points to the 32-byte relay attestation key (from
+/// `ricochet_relay_attest_key`). Only HELLOs the relay attested are
+/// admitted (others get REJECT "not admitted by a relay"), and each
+/// ConnectRequest event carries the relay-verified claims. Returns null on
+/// failure, including a null `relay_key`.
+///
+/// # Safety
+/// `bind_addr` is null or a NUL-terminated string; `relay_key` is null or
+/// points to 32 readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ricochet_server_create_relayed(
+    bind_addr: *const c_char,
+    accept_all: bool,
+    relay_key: *const u8,
+) -> *mut RicochetServer {
+    if relay_key.is_null() {
+        return ptr::null_mut();
+    }
+    let mut key: AttestKey = [0; 32];
+    key.copy_from_slice(std::slice::from_raw_parts(relay_key, 32));
+    create(bind_addr, accept_all, Some(key))
+}
+
+/// # Safety
+/// `bind_addr` is null or a NUL-terminated string.
+unsafe fn create(bind_addr: *const c_char, accept_all: bool, relay_key: Option<AttestKey>) -> *mut RicochetServer {
     let Some(addr) = str_arg(bind_addr) else { return ptr::null_mut() };
-    match UdpServer::bind(addr, ServerConfig::default()) {
+    match UdpServer::bind(addr, ServerConfig { relay_key, ..ServerConfig::default() }) {
         Ok(mut server) => {
             if accept_all {
                 server.set_accept_policy(AcceptPolicy::AcceptAll);
             }
-            Box::into_raw(Box::new(RicochetServer { server, last_data: Vec::new() }))
+            Box::into_raw(Box::new(RicochetServer { server, last_data: Vec::new(), last_claims: None }))
         }
         Err(_) => ptr::null_mut(),
     }
+}
+
+/// Writes to `out_key` (32 bytes) the relay attestation key derived from the
+/// relay's connect-token secret (HMAC-SHA256 of "ricochet relay attestation
+/// v1" under the secret's UTF-8 bytes). False on a null argument or a
+/// secret that is not UTF-8.
+///
+/// # Safety
+/// `token_secret` is null or NUL-terminated; `out_key` is null or points
+/// to 32 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ricochet_relay_attest_key(token_secret: *const c_char, out_key: *mut u8) -> bool {
+    let Some(secret) = str_arg(token_secret) else { return false };
+    if out_key.is_null() {
+        return false;
+    }
+    let key = attest_key(secret.as_bytes());
+    ptr::copy_nonoverlapping(key.as_ptr(), out_key, key.len());
+    true
 }
 
 /// Releases the handle (null is ignored). Connections are not closed first.
@@ -173,9 +233,16 @@ pub unsafe extern "C" fn ricochet_server_next_event(srv: *mut RicochetServer, ou
         Some(s) => match s.server.next_event() {
             Some((id, ev)) => {
                 e.connection_id = id;
+                let request = matches!(ev, Event::ConnectRequest { .. });
                 s.last_data = fill(&mut e, ev);
                 e.data = s.last_data.as_ptr();
                 e.len = s.last_data.len();
+                // Still held: the request is pending or (accept-all) live.
+                s.last_claims = if request { s.server.claims(id).map(<[u8]>::to_vec) } else { None };
+                if let Some(c) = &s.last_claims {
+                    e.claims = c.as_ptr();
+                    e.claims_len = c.len();
+                }
                 true
             }
             None => false,

@@ -15,7 +15,8 @@
 //!    reads every datagram already queued in the socket, fires due timers
 //!    and sends the resulting output.
 //! 3. Drain `events()`; answer `ConnectRequest`s with `accept`/`reject`
-//!    (or set [`AcceptPolicy::AcceptAll`]); `send`, `broadcast`, `close`.
+//!    (or set [`AcceptPolicy::AcceptAll`]; behind a relay, set
+//!    `ServerConfig::relay_key` and read [`UdpServer::claims`]); `send`, `broadcast`, `close`.
 //!    Commands queue their output, so messages sent together share
 //!    datagrams; it leaves on the next `poll` (or at once with `flush`).
 //!
@@ -44,6 +45,7 @@ pub use client::UdpClient;
 pub use server::{AcceptPolicy, UdpServer};
 pub use socket::SocketStats;
 
+pub use ricochet_core::attest::{attest_key, AttestKey};
 pub use ricochet_core::{
     ChannelConfig, ChannelKind, CloseReason, Config, ConnectionId, Event, MessageId, SendError, ServerConfig, State, Stats,
 };

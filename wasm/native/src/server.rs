@@ -122,6 +122,14 @@ impl UdpServer {
         self.core.connection_count()
     }
 
+    /// The relay-verified claims (UTF-8 JSON such as `{"sub":"alice"}`) of a
+    /// pending connect request or a live connection. None unless the config
+    /// has a `relay_key` (then every admitted HELLO carried a valid relay
+    /// attestation), or once the connection is gone.
+    pub fn claims(&self, id: ConnectionId) -> Option<&[u8]> {
+        self.core.claims(id)
+    }
+
     /// Statistics of one connection (None once it is gone).
     pub fn stats(&self, id: ConnectionId) -> Option<Stats> {
         self.core.connection(id).map(|c| c.stats())
@@ -232,7 +240,8 @@ impl UdpServer {
         let now = self.clock.now_us();
         let (datagram, from) = self.inbox.get(i);
         match self.core.handle_datagram(now, datagram) {
-            // Accepted by the session: it is the connection's address now.
+            // Accepted by the session (authentic: an impostor who knows the ID
+            // but not the session key gets Err): it is the connection's address now.
             Ok(id) => match self.peers.entry(id) {
                 Entry::Occupied(mut e) => {
                     let p = e.get_mut();

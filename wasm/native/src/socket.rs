@@ -26,7 +26,7 @@ pub struct SocketStats {
     pub datagrams_out: u64,
     pub bytes_out: u64,
     /// Datagrams the core refused (malformed, unknown connection, duplicate,
-    /// no room); they never change a session.
+    /// no room, unauthenticated); they never change a session.
     pub dropped_in: u64,
     /// Datagrams the OS would not send (full send buffer, unreachable peer);
     /// the protocol treats them as lost.

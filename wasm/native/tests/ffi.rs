@@ -6,7 +6,7 @@ use std::ffi::CString;
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use common::{client_config, TICK};
+use common::{client_config, Relay, TICK};
 use ricochet_native::ffi::*;
 use ricochet_native::{CloseReason, Event, UdpClient};
 
@@ -137,4 +137,69 @@ fn c_abi_refuses_bad_arguments() {
         ricochet_server_free(ptr::null_mut());
         assert_eq!(ricochet_server_local_port(ptr::null()), 0);
     }
+}
+
+#[test]
+fn c_abi_relayed_server_reports_the_claims() {
+    let secret = CString::new("relay token secret").unwrap();
+    let mut key = [0u8; 32];
+    let addr = CString::new("127.0.0.1:0").unwrap();
+    // SAFETY: NUL-terminated strings, a 32-byte key buffer; null refused.
+    let srv = unsafe {
+        assert!(ricochet_relay_attest_key(secret.as_ptr(), key.as_mut_ptr()));
+        assert!(!ricochet_relay_attest_key(ptr::null(), key.as_mut_ptr()));
+        assert!(ricochet_server_create_relayed(addr.as_ptr(), false, ptr::null()).is_null());
+        Handle(ricochet_server_create_relayed(addr.as_ptr(), false, key.as_ptr()))
+    };
+    assert!(!srv.0.is_null());
+    // SAFETY: live handle.
+    let port = unsafe { ricochet_server_local_port(srv.0) };
+    let mut relay = Relay::new(([127, 0, 0, 1], port).into(), "relay token secret", r#"{"sub":"bob"}"#);
+    let mut client = UdpClient::connect(relay.addr(), client_config(), b"c-token").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut request = None;
+    while request.is_none() && Instant::now() < deadline {
+        // SAFETY: live handle.
+        assert_eq!(unsafe { ricochet_server_poll(srv.0, 1_000) }, 0);
+        while let Some((e, data)) = next_event(&srv) {
+            if e.kind == RicochetEventKind::ConnectRequest {
+                // SAFETY: `claims`/`claims_len` are valid until the next call on the handle.
+                let claims = unsafe { std::slice::from_raw_parts(e.claims, e.claims_len) }.to_vec();
+                request = Some((e.connection_id, data, claims));
+            }
+        }
+        relay.pump();
+        client.poll(TICK).unwrap();
+        relay.pump();
+    }
+    assert_eq!(request, Some((client.id(), b"c-token".to_vec(), br#"{"sub":"bob"}"#.to_vec())));
+}
+
+#[test]
+fn c_abi_events_of_a_server_without_relay_key_have_no_claims() {
+    let addr = CString::new("127.0.0.1:0").unwrap();
+    // SAFETY: NUL-terminated string.
+    let srv = Handle(unsafe { ricochet_server_create(addr.as_ptr(), false) });
+    // SAFETY: live handle.
+    let port = unsafe { ricochet_server_local_port(srv.0) };
+    let mut client = UdpClient::connect(("127.0.0.1", port), client_config(), b"direct").unwrap();
+    let mut client_events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut request = None;
+    while request.is_none() && Instant::now() < deadline {
+        // SAFETY: live handle.
+        unsafe { ricochet_server_poll(srv.0, 1_000) };
+        let mut e = std::mem::MaybeUninit::<RicochetEvent>::uninit();
+        // SAFETY: live handle, writable event.
+        while unsafe { ricochet_server_next_event(srv.0, e.as_mut_ptr()) } {
+            // SAFETY: written by the call above.
+            let e = unsafe { e.assume_init() };
+            if e.kind == RicochetEventKind::ConnectRequest {
+                request = Some((e.claims.is_null(), e.claims_len));
+            }
+        }
+        client.poll(TICK).unwrap();
+        client_events.extend(client.events());
+    }
+    assert_eq!(request, Some((true, 0)));
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{check, client_config, payload, Harness, LOOPBACK, TICK};
 use ricochet_core::wire::{self, ChannelKind, Writer};
+use ricochet_core::pair::insecure_seeded_entropy;
 use ricochet_core::Connection;
 use ricochet_native::{AcceptPolicy, Event, ServerConfig, UdpServer};
 
@@ -57,14 +58,42 @@ fn garbage(rng: &mut XorShift, live: u32) -> (Vec<u8>, bool) {
             (d, false)
         }
         _ => {
-            let mut buf = [0u8; 64];
-            let mut w = Writer::new(&mut buf);
             let id = (rng.next() as u32).max(1);
-            assert!(wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], b"intruder"));
-            let n = w.len();
-            (buf[..n].to_vec(), true)
+            (hello(id, &[0x66; 16]), true)
         }
     }
+}
+
+/// A padded HELLO, as a real client sends it, with this ID and key.
+fn hello(id: u32, key: &[u8; 16]) -> Vec<u8> {
+    let mut buf = [0u8; 256];
+    let mut w = Writer::new(&mut buf);
+    assert!(wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], key, b"intruder"));
+    wire::pad_hello(&mut w);
+    let n = w.len();
+    buf[..n].to_vec()
+}
+
+#[test]
+fn a_hello_with_a_live_sessions_id_and_another_key_does_not_move_the_session() {
+    let mut h = Harness::connected();
+    let live = h.client.id();
+    let client_addr = h.client.local_addr().unwrap();
+    let server_addr = h.server.local_addr().unwrap();
+    let attacker = UdpSocket::bind(LOOPBACK).unwrap();
+    attacker.set_nonblocking(true).unwrap();
+    let dropped = h.server.socket_stats().dropped_in;
+    for _ in 0..3 {
+        attacker.send_to(&hello(live, &[0x66; 16]), server_addr).unwrap();
+        h.step();
+    }
+    assert!(h.server.socket_stats().dropped_in >= dropped + 3, "every impostor HELLO is dropped");
+    assert_eq!(h.server.peer_addr(live), Some(client_addr), "the impostor took the session's address");
+    let mut buf = [0u8; 1500];
+    assert!(attacker.recv_from(&mut buf).is_err(), "the impostor got an answer");
+    h.client.send(0, payload(1, 100)).unwrap();
+    assert!(h.run_until(Duration::from_secs(5), |h| h.client_messages(0).len() == 1), "the session stopped echoing");
+    assert!(h.client.is_connected());
 }
 
 #[test]
@@ -150,7 +179,7 @@ fn peer_address_follows_the_client_to_a_new_port() {
         s.set_nonblocking(true).unwrap();
     }
     let start = Instant::now();
-    let conn = Connection::client(client_config(), 0, 7, b"").unwrap();
+    let conn = Connection::client(client_config(), 0, &insecure_seeded_entropy(7), b"").unwrap();
     let mut raw = RawClient { conn, start, buf: vec![0; 65_535], events: Vec::new() };
     let id = raw.conn.id();
     let mut step = |raw: &mut RawClient, sock: &UdpSocket| {

@@ -1,4 +1,4 @@
-use ricochet_core::{Connection, DropReason, SendError, State};
+use ricochet_core::{Connection, DropReason, SendError, State, CLIENT_ENTROPY_LEN};
 use wasm_bindgen::prelude::*;
 
 use crate::config::ConfigInput;
@@ -22,6 +22,8 @@ pub(crate) fn drop_code(r: Result<(), DropReason>) -> u32 {
         Err(DropReason::Duplicate) => 3,
         Err(DropReason::NoRoom) => 4,
         Err(DropReason::Unexpected) => 5,
+        Err(DropReason::Unauthenticated) => 6,
+        Err(DropReason::TooFarAhead) => 7,
     }
 }
 
@@ -39,11 +41,15 @@ pub(crate) fn send_code(r: Result<u64, SendError>) -> f64 {
 
 #[wasm_bindgen]
 impl Client {
+    /// `entropy`: 20 bytes from `crypto.getRandomValues` (connection ID and
+    /// session key; see `Connection::client`).
     #[wasm_bindgen(constructor)]
-    pub fn new(config: &ConfigInput, now: f64, seed: f64, handshake: &[u8]) -> Result<Client, JsError> {
+    pub fn new(config: &ConfigInput, now: f64, entropy: &[u8], handshake: &[u8]) -> Result<Client, JsError> {
+        let entropy: &[u8; CLIENT_ENTROPY_LEN] =
+            entropy.try_into().map_err(|_| JsError::new(&format!("entropy: {} bytes, need {CLIENT_ENTROPY_LEN}", entropy.len())))?;
         let cfg = config.to_config();
         let tx = vec![0; cfg.max_datagram_size];
-        let conn = Connection::client(cfg, micros(now), seed as u64, handshake).map_err(|e| JsError::new(&e.to_string()))?;
+        let conn = Connection::client(cfg, micros(now), entropy, handshake).map_err(|e| JsError::new(&e.to_string()))?;
         Ok(Client { conn, io: Scratch::default(), tx, ev: EventSlot::default() })
     }
 
@@ -56,7 +62,8 @@ impl Client {
 
     /// Feed a datagram already written at `ioReserve`. Returns 0 if taken,
     /// else why it was dropped (1 malformed, 2 unknown connection,
-    /// 3 duplicate, 4 no room, 5 unexpected).
+    /// 3 duplicate, 4 no room, 5 unexpected, 6 unauthenticated, 7 packet
+    /// number too far ahead).
     #[wasm_bindgen(js_name = handleDatagram)]
     pub fn handle_datagram(&mut self, now: f64, len: usize) -> u32 {
         drop_code(self.conn.handle_datagram(micros(now), self.io.get(len)))

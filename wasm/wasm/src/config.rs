@@ -23,6 +23,8 @@ pub struct ConfigInput {
     pub fec_budget: f64,
     /// Congestion controller: 0 BBR (default), 1 NewReno.
     pub congestion: u8,
+    /// Server: relay attestation key (`setRelayKey`); None admits HELLOs as sent.
+    relay_key: Option<[u8; 32]>,
 }
 
 impl Default for ConfigInput {
@@ -44,6 +46,7 @@ impl Default for ConfigInput {
             fec_preset: 1,
             fec_budget: 0.0,
             congestion: 0,
+            relay_key: None,
         }
     }
 }
@@ -62,6 +65,15 @@ impl ConfigInput {
         let kind = ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
         let latency_target_us = crate::micros(latency_target_us);
         self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us), latency_target_us });
+        Ok(())
+    }
+
+    /// Server only: admit only HELLOs attested with this 32-byte relay key
+    /// (e.g. from `relayAttestKey`).
+    #[wasm_bindgen(js_name = setRelayKey)]
+    pub fn set_relay_key(&mut self, key: &[u8]) -> Result<(), JsError> {
+        let key: [u8; 32] = key.try_into().map_err(|_| JsError::new("relayKey must be 32 bytes"))?;
+        self.relay_key = Some(key);
         Ok(())
     }
 }
@@ -89,7 +101,12 @@ impl ConfigInput {
     }
 
     pub(crate) fn to_server_config(&self) -> ServerConfig {
-        ServerConfig { connection: self.to_config(), max_connections: self.max_connections as usize, ..ServerConfig::default() }
+        ServerConfig {
+            connection: self.to_config(),
+            max_connections: self.max_connections as usize,
+            relay_key: self.relay_key,
+            ..ServerConfig::default()
+        }
     }
 }
 

@@ -24,6 +24,13 @@ pub fn protocol_version() -> u32 {
     ricochet_core::wire::PROTOCOL_VERSION as u32
 }
 
+/// The 32-byte relay attestation key derived from a relay's connect-token
+/// secret (see `ricochet_core::attest::attest_key`).
+#[wasm_bindgen(js_name = relayAttestKey)]
+pub fn relay_attest_key(token_secret: &str) -> Vec<u8> {
+    ricochet_core::attest_key(token_secret.as_bytes()).to_vec()
+}
+
 /// JS numbers carry microseconds; negative or NaN become 0.
 pub(crate) fn micros(now: f64) -> u64 {
     if now.is_finite() && now > 0.0 {

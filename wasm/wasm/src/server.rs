@@ -117,6 +117,12 @@ impl Server {
         self.ev_conn
     }
 
+    /// The relay-verified claims (UTF-8 JSON) of a pending connect request
+    /// or live connection; undefined without a relay key.
+    pub fn claims(&self, conn: u32) -> Option<Vec<u8>> {
+        self.server.claims(conn).map(<[u8]>::to_vec)
+    }
+
     #[wasm_bindgen(js_name = pollTimeout)]
     pub fn poll_timeout(&self) -> f64 {
         deadline(self.server.poll_timeout())

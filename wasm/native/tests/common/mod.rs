@@ -162,3 +162,55 @@ impl Drop for EchoThread {
         }
     }
 }
+
+/// A stand-in for the relay on 127.0.0.1: forwards datagrams between one
+/// client and the server, rewriting each HELLO's payload into a relay
+/// attestation of `claims` (WIRE.md, "Relay attestation").
+pub struct Relay {
+    socket: std::net::UdpSocket,
+    server: std::net::SocketAddr,
+    client: Option<std::net::SocketAddr>,
+    key: ricochet_native::AttestKey,
+    claims: Vec<u8>,
+}
+
+impl Relay {
+    pub fn new(server: std::net::SocketAddr, token_secret: &str, claims: &str) -> Relay {
+        let socket = std::net::UdpSocket::bind(LOOPBACK).expect("bind relay");
+        socket.set_nonblocking(true).unwrap();
+        let key = ricochet_native::attest_key(token_secret.as_bytes());
+        Relay { socket, server, client: None, key, claims: claims.as_bytes().to_vec() }
+    }
+
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.socket.local_addr().unwrap()
+    }
+
+    /// Forwards every datagram queued in the relay's socket.
+    pub fn pump(&mut self) {
+        use ricochet_core::wire::{self, Handshake};
+        let mut buf = vec![0u8; 65_535];
+        while let Ok((n, from)) = self.socket.recv_from(&mut buf) {
+            if from == self.server {
+                if let Some(c) = self.client {
+                    let _ = self.socket.send_to(&buf[..n], c);
+                }
+                continue;
+            }
+            self.client = Some(from);
+            let out = match wire::decode_handshake(&buf[..n]) {
+                Ok(Handshake::Hello { conn_id, channels, key, payload, .. }) => {
+                    let attested = ricochet_core::relay_attest(&self.key, conn_id, &key, &self.claims, payload).expect("claims fit");
+                    let mut hello = vec![0u8; 4096];
+                    let mut w = wire::Writer::new(&mut hello);
+                    assert!(wire::encode_hello(&mut w, conn_id, &channels, &key, &attested));
+                    let len = w.len();
+                    hello.truncate(len);
+                    hello
+                }
+                _ => buf[..n].to_vec(),
+            };
+            let _ = self.socket.send_to(&out, self.server);
+        }
+    }
+}
