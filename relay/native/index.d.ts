@@ -13,14 +13,28 @@ export interface WtServerOptions {
    */
   certPem?: string;
   keyPem?: string;
-  /** Datagrams from browsers larger than this are dropped and counted (`drops.oversizeIn`). Default 1200. */
+  /**
+   * Datagrams from browsers larger than this are still delivered to `onDatagrams`
+   * (so the relay can close with 4413) and counted in `drops.oversizeIn`. Default 1200.
+   */
   maxDatagramSize?: number;
   /** Open sessions beyond this are refused (QUIC refuse / HTTP 429). Default 10000. */
   maxSessions?: number;
   /** QUIC + HTTP/3 SETTINGS + CONNECT must finish within this, else the connection is dropped. Default 10000. */
   handshakeTimeoutMs?: number;
-  /** Concurrent unfinished handshakes; more are refused. Default 256. */
+  /** Concurrent unfinished handshakes; more are refused (`handshakes.rejectedBacklog`). Default 1024. */
   maxPendingHandshakes?: number;
+  /**
+   * Concurrent unfinished handshakes from one IPv4 address (or IPv6 /64); more
+   * are refused (`handshakes.rejectedPerAddress`). Default 16.
+   */
+  maxPendingHandshakesPerAddress?: number;
+  /**
+   * From this many pending handshakes on, a new connection from an address not
+   * yet validated gets a QUIC Retry first (`handshakes.retries`; one extra round
+   * trip, and spoofed sources never get a slot). 0 = always. Default maxPendingHandshakes / 2.
+   */
+  retryAtPendingHandshakes?: number;
   /** QUIC idle timeout. Default 30000. */
   idleTimeoutMs?: number;
   /** Server-side QUIC keep-alive; 0/undefined = off (Chromium sends its own). */
@@ -74,6 +88,7 @@ export interface WtServerStats {
   /** Panics caught in session/handshake tasks (should stay 0). */
   panics: number;
   drops: {
+    /** Datagrams larger than `maxDatagramSize` (delivered all the same; also in `datagramsIn`). */
     oversizeIn: number;
     recvQueueFull: number;
     sendQueueFull: number;
@@ -90,7 +105,12 @@ export interface WtServerStats {
     timeout: number;
     failed: number;
     rejectedFull: number;
+    /** Refused: `maxPendingHandshakes` in progress. */
     rejectedBacklog: number;
+    /** Refused: `maxPendingHandshakesPerAddress` in progress from the same address. */
+    rejectedPerAddress: number;
+    /** QUIC Retry packets sent (see `retryAtPendingHandshakes`). */
+    retries: number;
     pending: number;
   };
 }

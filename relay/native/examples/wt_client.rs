@@ -4,8 +4,18 @@
 //!   echo  (default) connect, send `--count` datagrams of `--size` bytes at
 //!         `--rate` per second (0 = as fast as quinn's send buffer allows),
 //!         count the echoes and print a JSON summary on stdout.
-//!   stall open a QUIC connection with ALPN h3 but never send the HTTP/3
-//!         CONNECT; report after how long the server closed it.
+//!   stall open `--conns` QUIC connections with ALPN h3 but never send the
+//!         HTTP/3 CONNECT; print a `ready` line once every attempt has
+//!         connected or failed, then report after how long the server
+//!         closed them.
+//!   streams connect, then try to open `--streams` bidi and as many uni
+//!         WebTransport streams, each given `--wait-ms` for the server's
+//!         stream credit; report how many opened. With `--stream-bytes N`
+//!         then write N bytes on the first uni stream, which the server never
+//!         reads, and report how many the server's flow control let through.
+//!
+//! `--bind IP` picks the local address (any 127.x.y.z is loopback on Linux,
+//! so tests can play several sources).
 //!
 //! Each datagram carries `seq: u32 LE` and `sent_ns: u64 LE` (since the
 //! client started), so echoes give round-trip times. With `--conn-id N`
@@ -35,6 +45,10 @@ struct Args {
   close: bool,
   /// Ricochet framing with this connection ID (see the module doc).
   conn_id: Option<u32>,
+  bind: Option<IpAddr>,
+  conns: u32,
+  streams: u32,
+  stream_bytes: usize,
 }
 
 fn parse_hex(s: &str) -> Option<[u8; 32]> {
@@ -61,6 +75,10 @@ fn parse_args() -> Result<Args, String> {
     stall_ms: 5000,
     close: true,
     conn_id: None,
+    bind: None,
+    conns: 1,
+    streams: 8,
+    stream_bytes: 0,
   };
   let mut have_hash = false;
   let mut it = std::env::args().skip(1);
@@ -80,6 +98,10 @@ fn parse_args() -> Result<Args, String> {
       "--stall-ms" => a.stall_ms = v()?.parse().map_err(|_| "bad --stall-ms")?,
       "--no-close" => a.close = false,
       "--conn-id" => a.conn_id = Some(v()?.parse().map_err(|_| "bad --conn-id")?),
+      "--bind" => a.bind = Some(v()?.parse().map_err(|_| "bad --bind")?),
+      "--conns" => a.conns = v()?.parse().map_err(|_| "bad --conns")?,
+      "--streams" => a.streams = v()?.parse().map_err(|_| "bad --streams")?,
+      "--stream-bytes" => a.stream_bytes = v()?.parse().map_err(|_| "bad --stream-bytes")?,
       _ => return Err(format!("unknown argument {k}")),
     }
   }
@@ -112,13 +134,16 @@ fn host_port(url: &str) -> Result<SocketAddr, String> {
   Ok(SocketAddr::new(ip, port.parse().map_err(|_| "bad port")?))
 }
 
-fn bind_socket(peer: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
+fn local_addr(peer: SocketAddr, bind: Option<IpAddr>) -> SocketAddr {
+  match bind {
+    Some(ip) => (ip, 0).into(),
+    None if peer.is_ipv4() => (Ipv4Addr::UNSPECIFIED, 0).into(),
+    None => (Ipv6Addr::UNSPECIFIED, 0).into(),
+  }
+}
+
+fn bind_socket(local: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
   use socket2::{Domain, Protocol, Socket, Type};
-  let local: SocketAddr = if peer.is_ipv4() {
-    (Ipv4Addr::UNSPECIFIED, 0).into()
-  } else {
-    (Ipv6Addr::UNSPECIFIED, 0).into()
-  };
   let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
   let _ = s.set_recv_buffer_size(4 << 20);
   let _ = s.set_send_buffer_size(4 << 20);
@@ -145,7 +170,9 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
   sorted[i.min(sorted.len() - 1)] as f64 / 1000.0
 }
 
-async fn echo(a: Args) -> Result<String, String> {
+type ClientEndpoint = Endpoint<wtransport::endpoint::endpoint_side::Client>;
+
+async fn connect(a: &Args) -> Result<(ClientEndpoint, wtransport::Connection), String> {
   let peer = host_port(&a.url)?;
   // Same as `with_server_certificate_hashes`, plus a larger datagram
   // receive buffer so bursts measure the server rather than this client.
@@ -157,20 +184,34 @@ async fn echo(a: Args) -> Result<String, String> {
   tc.datagram_receive_buffer_size(Some(16 << 20));
   tc.datagram_send_buffer_size(4 << 20);
   let cfg = ClientConfig::builder()
-    .with_bind_socket(bind_socket(peer).map_err(|e| e.to_string())?)
+    .with_bind_socket(bind_socket(local_addr(peer, a.bind)).map_err(|e| e.to_string())?)
     .with_custom_tls_and_transport(tls, tc)
     .build();
   let ep = Endpoint::client(cfg).map_err(|e| e.to_string())?;
+  let conn = ep.connect(&a.url).await.map_err(|e| format!("connect: {e}"))?;
+  Ok((ep, conn))
+}
+
+async fn echo(a: Args) -> Result<String, String> {
   let t0 = Instant::now();
-  let conn = Arc::new(ep.connect(&a.url).await.map_err(|e| format!("connect: {e}"))?);
+  let (ep, conn) = connect(&a).await?;
+  let conn = Arc::new(conn);
   let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
   let max_dgram = conn.max_datagram_size().unwrap_or(0);
 
   let hdr = header_len(a.conn_id);
   if let Some(id) = a.conn_id {
-    // The relay admits a session only once it opens with HELLO.
-    let mut hello = vec![1u8; 1];
-    hello.extend_from_slice(&id.to_le_bytes());
+    // The relay admits a session only once it opens with a valid HELLO
+    // (WIRE.md version 3: one channel, a session key, no payload, padded).
+    let mut hello = vec![0u8; 128];
+    hello[0] = 1;
+    hello[1..5].copy_from_slice(&id.to_le_bytes());
+    hello[5..7].copy_from_slice(&3u16.to_le_bytes());
+    hello[7] = 1;
+    for (i, b) in hello[9..25].iter_mut().enumerate() {
+      // Not secret here: the test backend only echoes.
+      *b = (id as u8).wrapping_mul(31).wrapping_add(i as u8);
+    }
     conn.send_datagram(&hello).map_err(|e| format!("hello: {e}"))?;
     tokio::time::timeout(Duration::from_secs(5), conn.receive_datagram())
       .await
@@ -320,7 +361,50 @@ async fn echo(a: Args) -> Result<String, String> {
   ))
 }
 
-/// QUIC handshake with ALPN h3, then silence: no SETTINGS, no CONNECT.
+/// Opens streams until the server's stream credit runs out (an open that
+/// waits `--wait-ms` for credit counts as refused). Streams stay open so
+/// the server cannot hand the credit back meanwhile.
+async fn streams(a: Args) -> Result<String, String> {
+  let (ep, conn) = connect(&a).await?;
+  let wait = Duration::from_millis(a.wait_ms);
+  let mut bidi = Vec::new();
+  for _ in 0..a.streams {
+    match tokio::time::timeout(wait, async { conn.open_bi().await.ok()?.await.ok() }).await {
+      Ok(Some(s)) => bidi.push(s),
+      _ => break,
+    }
+  }
+  let mut uni = Vec::new();
+  for _ in 0..a.streams {
+    match tokio::time::timeout(wait, async { conn.open_uni().await.ok()?.await.ok() }).await {
+      Ok(Some(s)) => uni.push(s),
+      _ => break,
+    }
+  }
+  // Bytes written until flow control stalls the stream for `--wait-ms`.
+  let mut written = 0usize;
+  if let Some(s) = uni.first_mut() {
+    let chunk = [0u8; 1024];
+    while written < a.stream_bytes {
+      let n = chunk.len().min(a.stream_bytes - written);
+      match tokio::time::timeout(wait, s.write(&chunk[..n])).await {
+        Ok(Ok(k)) => written += k,
+        _ => break,
+      }
+    }
+  }
+  let (b, u) = (bidi.len(), uni.len());
+  drop((bidi, uni));
+  conn.close(VarInt::from_u32(0), b"client done");
+  let _ = tokio::time::timeout(Duration::from_millis(300), ep.wait_idle()).await;
+  Ok(format!(
+    "{{\"mode\":\"streams\",\"tried\":{},\"bidiOpened\":{b},\"uniOpened\":{u},\"uniBytesWritten\":{written}}}",
+    a.streams
+  ))
+}
+
+/// `--conns` QUIC handshakes with ALPN h3 from one socket, then silence: no
+/// SETTINGS, no CONNECT.
 async fn stall(a: Args) -> Result<String, String> {
   use wtransport::quinn;
   use wtransport::tls::client::{build_default_tls_config, ServerHashVerification};
@@ -332,30 +416,58 @@ async fn stall(a: Args) -> Result<String, String> {
   let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).map_err(|e| e.to_string())?;
   let mut cc = quinn::ClientConfig::new(Arc::new(crypto));
   let mut tc = quinn::TransportConfig::default();
-  tc.keep_alive_interval(Some(Duration::from_millis(200)));
+  tc.keep_alive_interval(Some(Duration::from_millis(1000)));
   cc.transport_config(Arc::new(tc));
-  let mut ep = quinn::Endpoint::client(if peer.is_ipv4() {
-    (Ipv4Addr::UNSPECIFIED, 0).into()
-  } else {
-    (Ipv6Addr::UNSPECIFIED, 0).into()
-  })
-  .map_err(|e| e.to_string())?;
+  let mut ep = quinn::Endpoint::client(local_addr(peer, a.bind)).map_err(|e| e.to_string())?;
   ep.set_default_client_config(cc);
   let t0 = Instant::now();
-  let conn = ep
-    .connect(peer, "localhost")
-    .map_err(|e| e.to_string())?
-    .await
-    .map_err(|e| format!("quic connect: {e}"))?;
+  let attempts: Vec<_> = (0..a.conns.max(1))
+    .map(|_| {
+      let ep = ep.clone();
+      tokio::spawn(async move {
+        ep.connect(peer, "localhost").map_err(|e| e.to_string())?.await.map_err(|e| format!("quic connect: {e}"))
+      })
+    })
+    .collect();
+  let mut conns = Vec::new();
+  let mut first_error = String::new();
+  for h in attempts {
+    match h.await.map_err(|e| e.to_string()).and_then(|r| r) {
+      Ok(c) => conns.push(c),
+      Err(e) if first_error.is_empty() => first_error = e,
+      Err(_) => {}
+    }
+  }
   let connected_ms = t0.elapsed().as_secs_f64() * 1000.0;
-  let res = tokio::time::timeout(Duration::from_millis(a.stall_ms), conn.closed()).await;
-  let (closed, reason) = match res {
-    Ok(e) => (true, e.to_string()),
-    Err(_) => (false, String::new()),
-  };
-  let after = t0.elapsed().as_secs_f64() * 1000.0;
+  let failed = a.conns.max(1) as usize - conns.len();
+  println!("{{\"event\":\"ready\",\"connected\":{},\"failed\":{failed},\"firstError\":{first_error:?}}}", conns.len());
+  if conns.is_empty() {
+    return Err(first_error);
+  }
+  let deadline = t0 + Duration::from_millis(a.stall_ms);
+  let (mut closed, mut reason, mut after) = (0usize, String::new(), 0.0);
+  for c in &conns {
+    if let Ok(e) = tokio::time::timeout_at(deadline.into(), c.closed()).await {
+      closed += 1;
+      after = t0.elapsed().as_secs_f64() * 1000.0;
+      if reason.is_empty() {
+        reason = e.to_string();
+      }
+    }
+  }
+  let all = closed == conns.len();
   Ok(format!(
-    "{{\"mode\":\"stall\",\"quicConnectedMs\":{connected_ms:.2},\"closedByServer\":{closed},\"closedAfterMs\":{after:.1},\"closeReason\":{reason:?}}}"
+    concat!(
+      "{{\"mode\":\"stall\",\"connected\":{},\"failed\":{},\"quicConnectedMs\":{:.2},\"closed\":{},",
+      "\"closedByServer\":{},\"closedAfterMs\":{:.1},\"closeReason\":{:?}}}"
+    ),
+    conns.len(),
+    failed,
+    connected_ms,
+    closed,
+    all,
+    after,
+    reason,
   ))
 }
 
@@ -378,6 +490,7 @@ fn main() -> std::process::ExitCode {
     match args.mode.as_str() {
       "echo" => echo(args).await,
       "stall" => stall(args).await,
+      "streams" => streams(args).await,
       m => Err(format!("unknown mode {m}")),
     }
   });

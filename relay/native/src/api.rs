@@ -14,6 +14,8 @@ pub struct NativeOptions {
   pub max_sessions: Option<u32>,
   pub handshake_timeout_ms: Option<u32>,
   pub max_pending_handshakes: Option<u32>,
+  pub max_pending_handshakes_per_address: Option<u32>,
+  pub retry_at_pending_handshakes: Option<u32>,
   pub idle_timeout_ms: Option<u32>,
   pub keep_alive_ms: Option<u32>,
   pub send_rate_per_sec: Option<u32>,
@@ -42,7 +44,8 @@ pub struct CertificateResult {
 
 #[napi(object)]
 pub struct DropStats {
-  /// Datagrams from peers larger than `maxDatagramSize`.
+  /// Datagrams from peers larger than `maxDatagramSize`. Not dropped: they
+  /// reach JS like any other, so the relay can close the session with 4413.
   pub oversize_in: f64,
   /// Datagrams from a peer while JS had not yet taken `recvQueueMax` earlier ones.
   pub recv_queue_full: f64,
@@ -71,6 +74,12 @@ pub struct HandshakeStats {
   pub rejected_full: f64,
   /// Refused because `maxPendingHandshakes` handshakes were in progress.
   pub rejected_backlog: f64,
+  /// Refused because `maxPendingHandshakesPerAddress` handshakes from the
+  /// same IPv4 address (or IPv6 /64) were in progress.
+  pub rejected_per_address: f64,
+  /// QUIC Retry packets sent to unvalidated addresses while at least
+  /// `retryAtPendingHandshakes` handshakes were pending.
+  pub retries: f64,
   pub pending: f64,
 }
 

@@ -75,12 +75,17 @@ impl WtServerNative {
       _ => return Err(Error::from_reason("certPem and keyPem must be given together")),
     };
     let keep_alive = opt(options.keep_alive_ms, 0);
+    // A pending handshake is one quinn connection with small windows, so the
+    // total is generous; the per-address cap keeps one source from taking it.
+    let max_pending_hs = opt(options.max_pending_handshakes, 1024).max(1) as usize;
     let cfg = Cfg {
       addr,
       max_dgram: opt(options.max_datagram_size, 1200) as usize,
       max_sessions: opt(options.max_sessions, 10_000).max(1) as usize,
       hs_timeout: Duration::from_millis(opt(options.handshake_timeout_ms, 10_000).max(1) as u64),
-      max_pending_hs: opt(options.max_pending_handshakes, 256).max(1) as usize,
+      max_pending_hs,
+      max_pending_per_addr: opt(options.max_pending_handshakes_per_address, 16).max(1) as usize,
+      retry_at_pending: options.retry_at_pending_handshakes.map_or(max_pending_hs / 2, |n| n as usize),
       idle_timeout: Duration::from_millis(opt(options.idle_timeout_ms, 30_000).max(1) as u64),
       keep_alive: (keep_alive > 0).then(|| Duration::from_millis(keep_alive as u64)),
       rate: opt(options.send_rate_per_sec, 10_000) as f64,
@@ -95,6 +100,7 @@ impl WtServerNative {
       initial_pem: Mutex::new(initial_pem),
       phase: Mutex::new(Phase::Idle),
       endpoint: Mutex::new(None),
+      server_config: Mutex::new(None),
       cert: Mutex::new(CertInfo { hashes: vec![], valid_until_ms: 0.0 }),
       sessions: Mutex::new(HashMap::new()),
       stopping: AtomicBool::new(false),
@@ -106,6 +112,7 @@ impl WtServerNative {
       stats: Counters::default(),
       next_id: AtomicU32::new(1),
       pending_hs: AtomicUsize::new(0),
+      pending_by_addr: Mutex::new(HashMap::new()),
     });
     Ok(Self { inner, on_events })
   }
@@ -209,12 +216,14 @@ impl WtServerNative {
       _ => return Err(Error::from_reason("certPem and keyPem must be given together")),
     };
     let (tls, cert) = make_tls(pem).map_err(Error::from_reason)?;
-    let sc = quic_server_config(&self.inner.cfg, tls).map_err(Error::from_reason)?;
+    let crypto = quic_crypto(tls).map_err(Error::from_reason)?;
     let ep = lock(&self.inner.endpoint).clone();
-    let Some(ep) = ep else {
+    let (Some(ep), Some(mut sc)) = (ep, lock(&self.inner.server_config).clone()) else {
       return Err(Error::from_reason("server is not listening"));
     };
-    ep.set_server_config(Some(sc));
+    sc.crypto = crypto;
+    ep.set_server_config(Some(sc.clone()));
+    *lock(&self.inner.server_config) = Some(sc);
     let res = CertificateResult { cert_hashes: cert.hashes.clone(), valid_until_ms: cert.valid_until_ms };
     *lock(&self.inner.cert) = cert;
     Ok(res)
@@ -262,6 +271,8 @@ impl WtServerNative {
         failed: get(&s.hs_failed),
         rejected_full: get(&s.hs_rejected_full),
         rejected_backlog: get(&s.hs_rejected_backlog),
+        rejected_per_address: get(&s.hs_rejected_per_address),
+        retries: get(&s.hs_retries),
         pending: self.inner.pending_hs.load(Ordering::Relaxed) as f64,
       },
     }

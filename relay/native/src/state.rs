@@ -3,7 +3,7 @@
 //! in batches.
 
 use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -26,6 +26,9 @@ pub(crate) struct Cfg {
   pub(crate) max_sessions: usize,
   pub(crate) hs_timeout: Duration,
   pub(crate) max_pending_hs: usize,
+  pub(crate) max_pending_per_addr: usize,
+  /// Pending handshakes at which unvalidated addresses get a QUIC Retry.
+  pub(crate) retry_at_pending: usize,
   pub(crate) idle_timeout: Duration,
   pub(crate) keep_alive: Option<Duration>,
   pub(crate) rate: f64,
@@ -60,6 +63,8 @@ pub(crate) struct Counters {
   pub(crate) hs_failed: AtomicU64,
   pub(crate) hs_rejected_full: AtomicU64,
   pub(crate) hs_rejected_backlog: AtomicU64,
+  pub(crate) hs_rejected_per_address: AtomicU64,
+  pub(crate) hs_retries: AtomicU64,
 }
 
 pub(crate) fn inc(c: &AtomicU64) {
@@ -145,7 +150,7 @@ pub(crate) enum Phase {
 pub(crate) struct Session {
   pub(crate) id: u32,
   pub(crate) conn: Connection,
-  /// Datagrams taken from wtransport (delivered or dropped as oversize).
+  /// Datagrams taken from wtransport (all are handed to JS, oversize too).
   pub(crate) rx_seen: AtomicU64,
   pub(crate) out: Mutex<VecDeque<Bytes>>,
   pub(crate) wake: Notify,
@@ -157,6 +162,9 @@ pub(crate) struct Inner {
   pub(crate) initial_pem: Mutex<Option<(String, String)>>,
   pub(crate) phase: Mutex<Phase>,
   pub(crate) endpoint: Mutex<Option<quinn::Endpoint>>,
+  /// The endpoint's server config; a certificate rotation swaps only its
+  /// crypto, so Retry tokens issued just before stay valid.
+  pub(crate) server_config: Mutex<Option<quinn::ServerConfig>>,
   pub(crate) cert: Mutex<CertInfo>,
   pub(crate) sessions: Mutex<HashMap<u32, Arc<Session>>>,
   pub(crate) stopping: AtomicBool,
@@ -168,6 +176,20 @@ pub(crate) struct Inner {
   pub(crate) stats: Counters,
   pub(crate) next_id: AtomicU32,
   pub(crate) pending_hs: AtomicUsize,
+  /// Pending handshakes per source (see `addr_key`).
+  pub(crate) pending_by_addr: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// The unit a peer cannot cheaply multiply: an IPv4 address, or an IPv6 /64
+/// (one host commonly owns a whole /64).
+pub(crate) fn addr_key(a: SocketAddr) -> IpAddr {
+  match a.ip() {
+    IpAddr::V4(v4) => IpAddr::V4(v4),
+    IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+      Some(v4) => IpAddr::V4(v4),
+      None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+    },
+  }
 }
 
 impl Session {

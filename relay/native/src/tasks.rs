@@ -2,6 +2,7 @@
 //! (receive loop and paced send loop), and shutdown.
 
 use std::collections::VecDeque;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,6 +23,7 @@ pub(crate) async fn listen_impl(inner: Arc<Inner>) -> std::result::Result<Listen
   let sc = quic_server_config(&inner.cfg, tls)?;
   let (socket, rb, sb) =
     bind_udp(inner.cfg.addr, inner.cfg.udp_buf).map_err(|e| format!("bind {}: {e}", inner.cfg.addr))?;
+  *lock(&inner.server_config) = Some(sc.clone());
   let ep = quinn::Endpoint::new(
     quinn::EndpointConfig::default(),
     Some(sc),
@@ -46,7 +48,7 @@ pub(crate) async fn listen_impl(inner: Arc<Inner>) -> std::result::Result<Listen
 
 pub(crate) async fn accept_loop(inner: Arc<Inner>, ep: quinn::Endpoint, mut shutdown: watch::Receiver<bool>) {
   loop {
-    let incoming = tokio::select! {
+    let mut incoming = tokio::select! {
       _ = shutdown.changed() => break,
       inc = ep.accept() => match inc { Some(i) => i, None => break },
     };
@@ -55,16 +57,40 @@ pub(crate) async fn accept_loop(inner: Arc<Inner>, ep: quinn::Endpoint, mut shut
       incoming.refuse();
       continue;
     }
-    if inner.pending_hs.load(Ordering::Acquire) >= inner.cfg.max_pending_hs {
-      inc(&inner.stats.hs_rejected_backlog);
-      incoming.refuse();
-      continue;
+    let pending = inner.pending_hs.load(Ordering::Acquire);
+    // Under pressure, make the peer prove it receives at its source address
+    // first: a Retry is stateless, so spoofed-source floods hold no slot.
+    if pending >= inner.cfg.retry_at_pending && !incoming.remote_address_validated() {
+      match incoming.retry() {
+        Ok(()) => {
+          inc(&inner.stats.hs_retries);
+          continue;
+        }
+        Err(e) => incoming = e.into_incoming(),
+      }
+    }
+    let key = addr_key(incoming.remote_address());
+    {
+      let mut by_addr = lock(&inner.pending_by_addr);
+      if by_addr.get(&key).copied().unwrap_or(0) >= inner.cfg.max_pending_per_addr {
+        drop(by_addr);
+        inc(&inner.stats.hs_rejected_per_address);
+        incoming.refuse();
+        continue;
+      }
+      if pending >= inner.cfg.max_pending_hs {
+        drop(by_addr);
+        inc(&inner.stats.hs_rejected_backlog);
+        incoming.refuse();
+        continue;
+      }
+      *by_addr.entry(key).or_insert(0) += 1;
     }
     inner.pending_hs.fetch_add(1, Ordering::AcqRel);
-    let inner2 = inner.clone();
+    let guard = PendingGuard(inner.clone(), key);
     let sd = shutdown.clone();
     // The handshake runs in its own task; a panic inside it is caught here.
-    let h = tokio::spawn(handshake(inner2, incoming, sd));
+    let h = tokio::spawn(handshake(inner.clone(), incoming, sd, guard));
     let inner3 = inner.clone();
     tokio::spawn(async move {
       if let Err(e) = h.await {
@@ -76,9 +102,18 @@ pub(crate) async fn accept_loop(inner: Arc<Inner>, ep: quinn::Endpoint, mut shut
   }
 }
 
-pub(crate) struct PendingGuard(Arc<Inner>);
+/// One pending handshake, counted in total and for its source.
+pub(crate) struct PendingGuard(Arc<Inner>, IpAddr);
 impl Drop for PendingGuard {
   fn drop(&mut self) {
+    let mut by_addr = lock(&self.0.pending_by_addr);
+    if let Some(n) = by_addr.get_mut(&self.1) {
+      *n = n.saturating_sub(1);
+      if *n == 0 {
+        by_addr.remove(&self.1);
+      }
+    }
+    drop(by_addr);
     self.0.pending_hs.fetch_sub(1, Ordering::AcqRel);
   }
 }
@@ -88,8 +123,12 @@ pub(crate) enum HsError {
   Failed,
 }
 
-pub(crate) async fn handshake(inner: Arc<Inner>, incoming: quinn::Incoming, mut shutdown: watch::Receiver<bool>) {
-  let guard = PendingGuard(inner.clone());
+pub(crate) async fn handshake(
+  inner: Arc<Inner>,
+  incoming: quinn::Incoming,
+  mut shutdown: watch::Receiver<bool>,
+  guard: PendingGuard,
+) {
   let max = inner.cfg.max_sessions;
   let inner_hs = inner.clone();
   let fut = async move {
@@ -186,9 +225,10 @@ pub(crate) async fn recv_loop(inner: Arc<Inner>, sess: Arc<Session>) -> String {
       Ok(d) => {
         sess.rx_seen.fetch_add(1, Ordering::Relaxed);
         let p = d.payload();
+        // Counted, but still handed over: the relay answers it by closing
+        // the session with 4413, which a silent drop would never tell the peer.
         if p.len() > inner.cfg.max_dgram {
           inc(&inner.stats.oversize_in);
-          continue;
         }
         inc(&inner.stats.dg_in);
         add(&inner.stats.bytes_in, p.len() as u64);

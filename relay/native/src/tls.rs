@@ -74,12 +74,31 @@ pub(crate) fn make_tls(
   Ok((tls, CertInfo { hashes, valid_until_ms }))
 }
 
+/// Stream budgets. The relay moves only datagrams, so streams carry HTTP/3
+/// alone: the client's extended CONNECT (one bidi stream) and its control,
+/// QPACK encoder and decoder streams (three uni, plus one spare: HTTP/3
+/// allows reserved GREASE stream types). quinn's defaults (100 + 100
+/// streams, 1.25 MB windows) would let every peer park megabytes of stream
+/// data in the relay for nothing. Datagrams are not flow-controlled, so
+/// these windows do not limit them. Chromium works within this budget.
+pub(crate) const MAX_BIDI_STREAMS: u32 = 1;
+pub(crate) const MAX_UNI_STREAMS: u32 = 4;
+/// Per stream: HTTP/3 SETTINGS and CONNECT headers are well under 4 KiB.
+pub(crate) const STREAM_WINDOW: u32 = 16 * 1024;
+/// Whole connection, receive and unacknowledged send.
+pub(crate) const CONN_WINDOW: u32 = 32 * 1024;
+
+pub(crate) fn quic_crypto(
+  tls: rustls::ServerConfig,
+) -> std::result::Result<Arc<quinn::crypto::rustls::QuicServerConfig>, String> {
+  Ok(Arc::new(quinn::crypto::rustls::QuicServerConfig::try_from(tls).map_err(|e| e.to_string())?))
+}
+
 pub(crate) fn quic_server_config(
   cfg: &Cfg,
   tls: rustls::ServerConfig,
 ) -> std::result::Result<quinn::ServerConfig, String> {
-  let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).map_err(|e| e.to_string())?;
-  let mut sc = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+  let mut sc = quinn::ServerConfig::with_crypto(quic_crypto(tls)?);
   let mut tc = quinn::TransportConfig::default();
   tc.max_idle_timeout(Some(
     quinn::IdleTimeout::try_from(cfg.idle_timeout).map_err(|e| format!("idleTimeoutMs: {e}"))?,
@@ -87,6 +106,11 @@ pub(crate) fn quic_server_config(
   tc.keep_alive_interval(cfg.keep_alive);
   tc.datagram_receive_buffer_size(Some(2 * 1024 * 1024));
   tc.datagram_send_buffer_size(1024 * 1024);
+  tc.max_concurrent_bidi_streams(MAX_BIDI_STREAMS.into());
+  tc.max_concurrent_uni_streams(MAX_UNI_STREAMS.into());
+  tc.stream_receive_window(STREAM_WINDOW.into());
+  tc.receive_window(CONN_WINDOW.into());
+  tc.send_window(CONN_WINDOW.into());
   sc.transport_config(Arc::new(tc));
   sc.migration(true);
   Ok(sc)

@@ -87,16 +87,138 @@ test('echoes >= 99% of 1,000 paced datagrams; session and close events; RTT', as
   await srv.stop();
 });
 
-test('oversize datagrams from the peer are dropped and counted', async () => {
+test('oversize datagrams from the peer reach onDatagrams and are counted', async () => {
+  // The relay closes such a session with 4413; a silent drop would hide it.
   const { srv, info, ev } = await echoServer({ maxDatagramSize: 300 });
-  const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '50', '--rate', '500',
-    '--size', '600', '--wait-ms', '300']);
-  assert.equal(r.received, 0);
-  assert.equal(ev.datagrams, 0);
-  const st = srv.stats();
-  assert.equal(st.drops.oversizeIn, 50);
-  assert.equal(st.datagramsIn, 0);
-  await srv.stop();
+  try {
+    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '50', '--rate', '500',
+      '--size', '600', '--wait-ms', '300']);
+    assert.equal(ev.datagrams, 50);
+    assert.ok(r.received >= 49, `echoed ${r.received}/50`);
+    const st = srv.stats();
+    assert.equal(st.drops.oversizeIn, 50);
+    assert.equal(st.datagramsIn, 50);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('QUIC stream limits leave a session no bidi stream, at most 3 uni streams and 16 KiB per stream', async () => {
+  // Budget: the CONNECT takes the one bidi stream, HTTP/3 control a 4th uni.
+  const { srv, info } = await echoServer();
+  try {
+    const r = await client(['--mode', 'streams', '--streams', '8', '--stream-bytes', String(256 * 1024), '--wait-ms', '300',
+      '--url', url(info.port), '--hash', info.certHashes[0]]);
+    assert.equal(r.bidiOpened, 0, JSON.stringify(r));
+    assert.ok(r.uniOpened >= 1 && r.uniOpened <= 3, JSON.stringify(r));
+    assert.ok(r.uniBytesWritten <= 16 * 1024, JSON.stringify(r));
+    const ok = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '20', '--rate', '1000']);
+    assert.ok(ok.received >= 19, JSON.stringify(ok));
+    assert.equal(srv.stats().panics, 0);
+  } finally {
+    await srv.stop();
+  }
+});
+
+/**
+ * Stalled handshakes (QUIC done, no CONNECT) from `bind`, all from one
+ * socket; `ready` resolves once every attempt connected or was refused.
+ */
+function stallFlood(port, hash, bind, conns, stallMs) {
+  const p = spawn(CLIENT, ['--mode', 'stall', '--url', url(port), '--hash', hash, '--bind', bind,
+    '--conns', String(conns), '--stall-ms', String(stallMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const ready = new Promise((resolve, reject) => {
+    p.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.includes('"ready"'));
+      if (line) resolve(JSON.parse(line));
+    });
+    p.on('exit', () => reject(new Error(`stall client exited: ${out}`)));
+  });
+  ready.catch(() => {});
+  return { ready, stop: () => p.kill() };
+}
+
+test('300 stalled handshakes from 127.0.0.2 leave >= 19 of 20 connects from 127.0.0.1 working', async (t) => {
+  const { srv, info } = await echoServer({ handshakeTimeoutMs: 8000 });
+  const flood = stallFlood(info.port, info.certHashes[0], '127.0.0.2', 300, 12_000);
+  try {
+    const f = await flood.ready;
+    const t0 = performance.now();
+    let ok = 0;
+    for (let i = 0; i < 20; i++) {
+      const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--bind', '127.0.0.1',
+        '--count', '1', '--wait-ms', '200']);
+      if (!r.error && r.received === 1) ok++;
+    }
+    const ms = performance.now() - t0;
+    const st = srv.stats();
+    t.diagnostic(`flood: ${f.connected} stalled, ${f.failed} refused; legit connects ${ok}/20 in ${ms.toFixed(0)} ms; handshakes ${JSON.stringify(st.handshakes)}`);
+    assert.ok(ok >= 19, `${ok}/20 connected; ${JSON.stringify(st.handshakes)}`);
+    assert.equal(f.connected + f.failed, 300);
+    // A refused client may resend its Initial, and each copy is refused again.
+    assert.ok(st.handshakes.rejectedPerAddress >= f.failed, JSON.stringify(st.handshakes));
+    assert.equal(st.panics, 0);
+  } finally {
+    flood.stop();
+    await srv.stop();
+  }
+});
+
+test('handshakes beyond maxPendingHandshakesPerAddress are refused and counted per address', async () => {
+  const { srv, info } = await echoServer({ maxPendingHandshakesPerAddress: 5, handshakeTimeoutMs: 8000 });
+  const flood = stallFlood(info.port, info.certHashes[0], '127.0.0.2', 40, 10_000);
+  try {
+    const f = await flood.ready;
+    assert.deepEqual([f.connected, f.failed], [5, 35], JSON.stringify(f));
+    let st = srv.stats();
+    assert.ok(st.handshakes.rejectedPerAddress >= 35, JSON.stringify(st.handshakes));
+    assert.equal(st.handshakes.pending, 5);
+    // Another address still has its own budget.
+    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--bind', '127.0.0.3', '--count', '5']);
+    assert.equal(r.received, 5, JSON.stringify(r));
+    st = srv.stats();
+    assert.equal(st.handshakes.accepted, 1);
+    assert.equal(st.handshakes.pending, 5);
+  } finally {
+    flood.stop();
+    await srv.stop();
+  }
+});
+
+test('past retryAtPendingHandshakes a new address gets a QUIC Retry and still connects', async () => {
+  const { srv, info } = await echoServer({ retryAtPendingHandshakes: 0 });
+  try {
+    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '20', '--rate', '1000']);
+    assert.ok(r.received >= 19, JSON.stringify(r));
+    const st = srv.stats();
+    // One Retry per Initial packet (a large ClientHello spans two).
+    assert.ok(st.handshakes.retries >= 1, JSON.stringify(st.handshakes));
+    assert.equal(st.handshakes.accepted, 1);
+    assert.equal(st.handshakes.failed, 0);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('once half of maxPendingHandshakes are pending, new addresses are retried and still connect', async () => {
+  const { srv, info } = await echoServer({ maxPendingHandshakes: 40, handshakeTimeoutMs: 8000 });
+  const floods = ['127.0.0.2', '127.0.0.3'].map((ip) => stallFlood(info.port, info.certHashes[0], ip, 16, 10_000));
+  try {
+    for (const f of floods) assert.equal((await f.ready).connected, 16);
+    // The second flood crossed the threshold of 20 itself (its retried handshakes came back validated).
+    const before = srv.stats().handshakes.retries;
+    const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--bind', '127.0.0.1', '--count', '5']);
+    assert.equal(r.received, 5, JSON.stringify(r));
+    const st = srv.stats();
+    assert.ok(st.handshakes.retries > before, JSON.stringify(st.handshakes));
+    assert.equal(st.handshakes.accepted, 1);
+    assert.equal(st.handshakes.pending, 32);
+  } finally {
+    for (const f of floods) f.stop();
+    await srv.stop();
+  }
 });
 
 test('a connection that never sends CONNECT is dropped after handshakeTimeoutMs', async () => {
