@@ -141,8 +141,8 @@ export async function startNetemStack(o: LabOptions & { backend?: BackendOptions
       lab.nsB,
       process.execPath,
       // --test-control: the pages cut transports mid-session (POST /test/kill-transports).
-      [RELAY_CLI, '--host', lab.addrB, '--http-port', '0', '--wt-port', '0', '--token-secret', SECRET, '--allow-backends', backend, '--test-control'],
-      { stdio, env },
+      [RELAY_CLI, '--host', lab.addrB, '--http-port', '0', '--wt-port', '0', '--allow-backends', backend, '--test-control'],
+      { stdio, env: { ...env, RICOCHET_RELAY_TOKEN_SECRET: SECRET } },
     );
     const relayInfo = await waitEvent(relay, 'listening', 'relay');
     const web = lab.exec(lab.nsB, process.execPath, [STATIC_SERVER, lab.addrB], { stdio, env });

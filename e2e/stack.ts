@@ -1,6 +1,7 @@
 // The system under test, started for real: the native Rust echo server (UDP),
 // the relay (WebTransport + WebSocket) and a static server for the test page
 // and the built SDK. Only 127.0.0.1 is ever used.
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
@@ -11,7 +12,7 @@ import { Relay, DEFAULTS, createLogger, mintToken } from '@ricochet/relay';
 import { createStaticServer } from './static-server.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const SECRET = 'e2e-secret-0123456789abcdef';
+export const SECRET = randomBytes(32).toString('base64url');
 export const ECHO_BIN = join(ROOT, 'wasm', 'target', 'release', 'examples', 'echo_server');
 
 export interface Stack {

@@ -2,11 +2,13 @@
 // Bounded coverage-guided fuzzing of the protocol core (wasm/fuzz, cargo-fuzz
 // + libFuzzer). Not part of `npm test`: run it by hand or on a schedule.
 //
-//   node scripts/fuzz.mjs [--seconds N] [--target decode|conversation|all]
+//   node scripts/fuzz.mjs [--seconds N] [--target decode|conversation|relay|all]
 //                         [--sanitizer none|address] [--toolchain NAME]
 //
 //   --seconds N     fuzzing time per target (default 60)
-//   --target T      decode, conversation or all (default all)
+//   --target T      decode, conversation, relay or all (default all); relay
+//                   runs the relay's parser property tests (fast-check, in
+//                   relay/test/parsers.fuzz.test.ts) for about N seconds
 //   --sanitizer S   none (default) or address. The core has no `unsafe`, so
 //                   AddressSanitizer finds nothing more there and costs ~6x
 //                   in execs/s; address falls back to none if it cannot build.
@@ -39,7 +41,9 @@ import { ROOT, WASM_DIR, cacheDir, run } from './setup.mjs';
 
 const CARGO_FUZZ_VERSION = '0.13.2';
 const FUZZ_DIR = join(WASM_DIR, 'fuzz');
-const TARGETS = ['decode', 'conversation'];
+const TARGETS = ['decode', 'conversation', 'relay'];
+/** Property-test cases per second of --seconds for the relay target (~2 000/s measured, 4 properties). */
+const RELAY_RUNS_PER_SECOND = 1500;
 /** libFuzzer options per target (besides time and artifact paths). */
 const TARGET_FLAGS = {
   decode: ['-max_len=4096'],
@@ -51,7 +55,7 @@ const log = (msg) => console.log(`[fuzz] ${msg}`);
 
 function usage(msg) {
   if (msg) console.error(`[fuzz] ${msg}`);
-  console.error('usage: node scripts/fuzz.mjs [--seconds N] [--target decode|conversation|all] [--sanitizer none|address] [--toolchain NAME]');
+  console.error('usage: node scripts/fuzz.mjs [--seconds N] [--target decode|conversation|relay|all] [--sanitizer none|address] [--toolchain NAME]');
   process.exit(2);
 }
 
@@ -269,20 +273,37 @@ function summarize(r, sanitizer, env) {
   if (r.logPath) console.error(`[fuzz]   full output: ${relative(ROOT, r.logPath)}`);
 }
 
+/** The relay's parsers (tokens, request targets, backends, packet headers) under fast-check. */
+function fuzzRelay(opts) {
+  const runs = Math.max(1000, Math.round(opts.seconds * RELAY_RUNS_PER_SECOND / 4));
+  log(`relay: ${runs} cases per property (relay/test/parsers.fuzz.test.ts)`);
+  const vitest = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+  const r = spawnSync(process.execPath, [vitest, 'run', 'test/parsers.fuzz.test.ts'], {
+    cwd: join(ROOT, 'relay'),
+    stdio: 'inherit',
+    env: { ...process.env, RICOCHET_FUZZ_RUNS: String(runs) },
+  });
+  return r.status === 0;
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const targets = opts.target === 'all' ? TARGETS : [opts.target];
+  const rustTargets = targets.filter((t) => t !== 'relay');
   const t0 = performance.now();
-  const bin = ensureCargoFuzz();
-  const env = fuzzEnv(bin, opts.toolchain);
-  const rustc = spawnSync('rustc', ['--version'], { env, encoding: 'utf8' }).stdout?.trim();
-  log(`${rustc ?? 'rustc ?'}${/nightly/.test(rustc ?? '') ? '' : ' (with RUSTC_BOOTSTRAP=1)'}`);
-  const sanitizer = build(env, opts, targets);
   let failed = 0;
-  for (const t of targets) {
-    const r = await fuzzOne(env, opts, sanitizer, t);
-    summarize(r, sanitizer, env);
-    if (!r.ok) failed++;
+  if (targets.includes('relay') && !fuzzRelay(opts)) failed++;
+  if (rustTargets.length > 0) {
+    const bin = ensureCargoFuzz();
+    const env = fuzzEnv(bin, opts.toolchain);
+    const rustc = spawnSync('rustc', ['--version'], { env, encoding: 'utf8' }).stdout?.trim();
+    log(`${rustc ?? 'rustc ?'}${/nightly/.test(rustc ?? '') ? '' : ' (with RUSTC_BOOTSTRAP=1)'}`);
+    const sanitizer = build(env, opts, rustTargets);
+    for (const t of rustTargets) {
+      const r = await fuzzOne(env, opts, sanitizer, t);
+      summarize(r, sanitizer, env);
+      if (!r.ok) failed++;
+    }
   }
   const secs = ((performance.now() - t0) / 1000).toFixed(0);
   if (failed) {

@@ -127,7 +127,8 @@ function countCargoTests(line) {
 
 /** The relay's WebTransport addon (Rust) and its TypeScript bundle. */
 export async function buildRelay() {
-  await exec(process.execPath, [join(ROOT, 'relay', 'native', 'build.mjs')]);
+  // --client: the relay's hostile-input suite drives WebTransport with the addon's test client.
+  await exec(process.execPath, [join(ROOT, 'relay', 'native', 'build.mjs'), '--client']);
   await exec(process.execPath, [join(ROOT, 'relay', 'scripts', 'build.mjs')]);
 }
 

@@ -1,5 +1,6 @@
 // ricochet-relay [flags]            run the relay (flags: see --help)
 // ricochet-relay mint-token …       mint a development connect token
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadOptions } from './options.js';
 import { Relay } from './relay.js';
@@ -7,20 +8,24 @@ import { mintToken } from './token.js';
 
 const HELP = `ricochet-relay: browsers (WebTransport, WebSocket) to UDP game servers
 
-  ricochet-relay --token-secret S --allow-backends 127.0.0.1:4000 [--http-port 8080] [--wt-port 4433]
+  RICOCHET_RELAY_TOKEN_SECRET=… ricochet-relay --allow-backends 127.0.0.1:4000 [--http-port 8080] [--wt-port 4433]
                  [--host 127.0.0.1] [--max-sessions N] [--config relay.json] [--production]
-  ricochet-relay mint-token --secret S --backend host:port [--sub user] [--ttl 60] [--data str]
+                 [--token-secret-file F] [--cert-file F --key-file F] [--metrics-port P --metrics-host H]
+  RICOCHET_RELAY_TOKEN_SECRET=… ricochet-relay mint-token --backend host:port [--sub user] [--ttl 60] [--data str]
 
-Every option also reads RICOCHET_RELAY_<NAME> (e.g. RICOCHET_RELAY_TOKEN_SECRET) or a JSON config file.`;
+The token secret (≥ 32 random bytes: openssl rand -base64 32) comes from RICOCHET_RELAY_TOKEN_SECRET,
+--token-secret-file or a config file, never a flag. Every option also reads RICOCHET_RELAY_<NAME>
+(e.g. RICOCHET_RELAY_MAX_SESSIONS) or a JSON config file. SIGHUP reloads --cert-file/--key-file.`;
 
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'mint-token') {
     const { values } = parseArgs({
       args: argv.slice(1),
-      options: { secret: { type: 'string' }, backend: { type: 'string' }, sub: { type: 'string' }, ttl: { type: 'string' }, data: { type: 'string' } },
+      options: { 'secret-file': { type: 'string' }, backend: { type: 'string' }, sub: { type: 'string' }, ttl: { type: 'string' }, data: { type: 'string' } },
     });
-    const secret = values.secret ?? process.env.RICOCHET_RELAY_TOKEN_SECRET;
-    if (!secret || !values.backend) throw new Error('mint-token needs --secret (or RICOCHET_RELAY_TOKEN_SECRET) and --backend host:port');
+    const file = values['secret-file'];
+    const secret = file ? readFileSync(file, 'utf8').trim() : process.env.RICOCHET_RELAY_TOKEN_SECRET;
+    if (!secret || !values.backend) throw new Error('mint-token needs RICOCHET_RELAY_TOKEN_SECRET (or --secret-file) and --backend host:port');
     console.log(
       mintToken(secret, {
         sub: values.sub ?? 'dev',
@@ -46,6 +51,7 @@ async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  process.on('SIGHUP', () => void relay.reloadCertificate());
 }
 
 main(process.argv.slice(2)).catch((e: Error) => {

@@ -2,12 +2,32 @@
 // applied per session in both directions inside the relay, so a game's own
 // browser tests run under loss, latency and bursts with no root and no
 // kernel support. Off unless configured; refused in production mode.
-import { SimLink, type LinkCounters, type LinkSettings, type NetworkProfileName } from '@ricochet/sdk';
+import { NETWORK_PROFILES, SimLink, type LinkCounters, type LinkSettings, type NetworkProfileName } from '@ricochet/sdk';
 
 /** A preset name from the simulator, or explicit settings per direction. */
 export type ImpairmentSpec = NetworkProfileName | { up: LinkSettings; down: LinkSettings };
 
 let seedCounter = 1;
+
+/**
+ * Throws TypeError unless `spec` is a known preset or settings the simulator
+ * accepts (checked by building the links once), so a bad spec is refused
+ * where it is given instead of failing in the next session.
+ */
+export function checkImpairment(spec: unknown): asserts spec is ImpairmentSpec {
+  if (typeof spec === 'string') {
+    if (!(NETWORK_PROFILES as readonly string[]).includes(spec)) throw new TypeError(`unknown impairment profile ${JSON.stringify(spec.slice(0, 40))}; one of ${NETWORK_PROFILES.join(', ')}`);
+    return;
+  }
+  const o = spec as { up?: unknown; down?: unknown } | null;
+  if (typeof o !== 'object' || o === null || typeof o.up !== 'object' || o.up === null || typeof o.down !== 'object' || o.down === null)
+    throw new TypeError('impairment must be a profile name or {up, down} link settings');
+  try {
+    new SessionImpairment(o as ImpairmentSpec, () => {}, () => {}).close();
+  } catch (e) {
+    throw new TypeError(`invalid impairment settings: ${(e as Error).message}`);
+  }
+}
 
 /** Two simulated links for one session; datagrams come out when due. */
 export class SessionImpairment {

@@ -25,6 +25,7 @@ export class RelayMetrics {
   readonly rejected = new Counter({ name: 'ricochet_relay_rejected_total', help: 'Sessions refused or closed for cause, by code', labelNames: ['code'], registers: [this.registry] });
 
   private readonly bound: Record<Direction, Record<TransportName, Forwarded>>;
+  private cached: { at: number; text: Promise<string> } | null = null;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -43,5 +44,22 @@ export class RelayMetrics {
    */
   forwarded(direction: Direction, transport: TransportName): Forwarded {
     return this.bound[direction][transport];
+  }
+
+  /**
+   * The text exposition, rendered at most once per `maxAgeMs` and shared by
+   * every request in between: scrapes, however many and however pipelined,
+   * cost one render a second, not one each.
+   */
+  exposition(maxAgeMs = 1000, now = performance.now()): Promise<string> {
+    if (!this.cached || now - this.cached.at >= maxAgeMs) {
+      const text = this.registry.metrics();
+      this.cached = { at: now, text };
+      // A failed render is not cached.
+      text.catch(() => {
+        if (this.cached?.text === text) this.cached = null;
+      });
+    }
+    return this.cached.text;
   }
 }

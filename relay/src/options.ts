@@ -3,6 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { NETWORK_PROFILES } from '@ricochet/sdk';
+import { parseAllowEntry } from './backend-address.js';
+
+export { backendAllowed } from './backend-address.js';
 
 export interface RelayOptions {
   /** Address to listen on. Default 127.0.0.1. */
@@ -11,8 +14,20 @@ export interface RelayOptions {
   httpPort: number;
   /** WebTransport (HTTP/3, UDP) port. Default 4433; 0 = any; -1 disables WebTransport. */
   wtPort: number;
-  /** HMAC-SHA256 secret for connect tokens (≥ 16 bytes). Required. */
+  /**
+   * HMAC-SHA256 secret for connect tokens: ≥ 32 bytes of randomness. Required,
+   * from RICOCHET_RELAY_TOKEN_SECRET, `--token-secret-file` or a config
+   * file; never a command-line flag (every local user can read those).
+   */
   tokenSecret: string;
+  /** A file holding the token secret (surrounding white space is ignored). */
+  tokenSecretFile?: string;
+  /** Clock skew forgiven on a token's iat and nbf, seconds. Default 30. */
+  tokenLeewaySeconds: number;
+  /** Longest token lifetime (exp − iat) accepted, seconds. Default 3 600. */
+  maxTokenLifetimeSeconds: number;
+  /** Tokens remembered as used (single use); when full, new sessions are refused. Default 200 000. */
+  replayCacheSize: number;
   /** Backends a token may name: "host:port" or "host:*". Default none (nothing is forwarded). */
   allowBackends: string[];
   /** Most live sessions. Default 10 000. */
@@ -51,9 +66,34 @@ export interface RelayOptions {
    * Default false; refused in production mode.
    */
   testControl: boolean;
-  /** PEM certificate and key for WebTransport; default: self-signed, rotated before expiry. */
+  /**
+   * PEM certificate and key for WebTransport, given together; default:
+   * self-signed, rotated before expiry. Reloaded when either file changes
+   * (checked every `certReloadMs`, and on SIGHUP), so renewals need no restart.
+   */
   certFile?: string;
   keyFile?: string;
+  /** How often certificate files are checked for a renewal, ms. Default 60 000. */
+  certReloadMs: number;
+  /**
+   * A separate listener for /metrics (and /healthz) on `metricsHost`. -1:
+   * none, and /metrics is then served on the public listener except in
+   * production mode, where it is served only here. Default -1.
+   */
+  metricsPort: number;
+  /** Address of the metrics listener. Default 127.0.0.1. */
+  metricsHost: string;
+  /**
+   * Connections not (yet) carrying a session, in total, for each of TCP
+   * (HTTP and WebSocket) and QUIC (WebTransport handshakes). Default 1 024.
+   */
+  maxPendingConnections: number;
+  /** The same per client address (an IPv6 /64 counts as one for QUIC). Default 16. */
+  maxPendingPerAddress: number;
+  /** A socket the relay closed is cut this long after its close frame if the peer never answers, ms. Default 2 000. */
+  closeGraceMs: number;
+  /** Largest HTTP request head (request line and headers), bytes; larger gets 431. Default 8 192. */
+  maxHeaderBytes: number;
 }
 
 export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
@@ -72,13 +112,24 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   drainMs: 10_000,
   production: false,
   testControl: false,
+  tokenLeewaySeconds: 30,
+  maxTokenLifetimeSeconds: 3600,
+  replayCacheSize: 200_000,
+  certReloadMs: 60_000,
+  metricsPort: -1,
+  metricsHost: '127.0.0.1',
+  maxPendingConnections: 1024,
+  maxPendingPerAddress: 16,
+  closeGraceMs: 2_000,
+  maxHeaderBytes: 8192,
 };
 
 export function validate(o: RelayOptions): RelayOptions {
   const fail = (m: string): never => {
     throw new TypeError(`relay options: ${m}`);
   };
-  if (typeof o.tokenSecret !== 'string' || Buffer.byteLength(o.tokenSecret) < 16) fail('tokenSecret must be at least 16 bytes');
+  const secretProblem = weakSecret(o.tokenSecret);
+  if (secretProblem) fail(`tokenSecret ${secretProblem}`);
   for (const [k, min, max] of [
     ['httpPort', 0, 65535],
     ['wtPort', -1, 65535],
@@ -91,6 +142,15 @@ export function validate(o: RelayOptions): RelayOptions {
     ['idleTimeoutMs', 1, 3.6e7],
     ['resumeWindowMs', 0, 3.6e6],
     ['drainMs', 0, 3.6e6],
+    ['tokenLeewaySeconds', 0, 600],
+    ['maxTokenLifetimeSeconds', 1, 30 * 86400],
+    ['replayCacheSize', 1, 1e8],
+    ['certReloadMs', 1000, 8.64e7],
+    ['metricsPort', -1, 65535],
+    ['maxPendingConnections', 1, 1e7],
+    ['maxPendingPerAddress', 1, 1e7],
+    ['closeGraceMs', 100, 60_000],
+    ['maxHeaderBytes', 1024, 65536],
   ] as const) {
     const v = o[k];
     if (!Number.isInteger(v) || v < min || v > max) fail(`${k} must be an integer in ${min}..${max}, got ${String(v)}`);
@@ -98,26 +158,27 @@ export function validate(o: RelayOptions): RelayOptions {
   if (o.production && (o.testControl || o.impairment)) fail('testControl and impairment are refused in production mode');
   if (o.impairment !== undefined && !(NETWORK_PROFILES as readonly string[]).includes(o.impairment))
     fail(`impairment must be one of ${NETWORK_PROFILES.join(', ')}, got ${JSON.stringify(o.impairment)}`);
-  for (const b of o.allowBackends) if (!/^[^:\s]+:(\d{1,5}|\*)$/.test(b)) fail(`allowBackends entry ${JSON.stringify(b)} is not "host:port" or "host:*"`);
+  if (!Array.isArray(o.allowBackends)) fail('allowBackends must be a list of "host:port" or "host:*"');
+  for (const b of o.allowBackends)
+    if (typeof b !== 'string' || !parseAllowEntry(b)) fail(`allowBackends entry ${JSON.stringify(b)} is not "host:port" (port 1..65535) or "host:*"`);
+  if ((o.certFile === undefined) !== (o.keyFile === undefined)) fail('certFile and keyFile must be given together');
   return o;
 }
 
-/** True if `backend` ("host:port") is on the allowlist. */
-export function backendAllowed(allow: readonly string[], backend: string): boolean {
-  const i = backend.lastIndexOf(':');
-  const host = backend.slice(0, i);
-  return allow.some((a) => a === backend || a === `${host}:*`);
+/** Why a token secret is too weak, or null. */
+function weakSecret(secret: unknown): string | null {
+  if (typeof secret !== 'string') return 'is required (RICOCHET_RELAY_TOKEN_SECRET or --token-secret-file)';
+  const bytes = Buffer.from(secret);
+  if (bytes.length < 32) return `must be at least 32 bytes of randomness, got ${bytes.length} (e.g. openssl rand -base64 32)`;
+  // A repeated or sequential phrase is not 32 random bytes; base64 or hex of them has ≥ 10 distinct characters.
+  if (new Set(bytes).size < 10) return 'looks like no random secret (fewer than 10 distinct characters)';
+  return null;
 }
 
-const ENV: Record<string, keyof RelayOptions> = {
-  RICOCHET_RELAY_HOST: 'host',
-  RICOCHET_RELAY_HTTP_PORT: 'httpPort',
-  RICOCHET_RELAY_WT_PORT: 'wtPort',
-  RICOCHET_RELAY_TOKEN_SECRET: 'tokenSecret',
-  RICOCHET_RELAY_ALLOW_BACKENDS: 'allowBackends',
-  RICOCHET_RELAY_MAX_SESSIONS: 'maxSessions',
-  RICOCHET_RELAY_PRODUCTION: 'production',
-};
+const STRING_OPTIONS = ['tokenSecret', 'tokenSecretFile', 'certFile', 'keyFile', 'impairment'] as const;
+/** Options that are never command-line flags. */
+const NOT_FLAGS = new Set<string>(['tokenSecret']);
+const envName = (k: string) => `RICOCHET_RELAY_${k.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 
 function coerce(key: keyof RelayOptions, raw: string): unknown {
   const sample = (DEFAULTS as Record<string, unknown>)[key];
@@ -129,18 +190,22 @@ function coerce(key: keyof RelayOptions, raw: string): unknown {
 
 /** Options from argv (flags named like the fields, kebab-case) over env over file over defaults. */
 export function loadOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): RelayOptions {
+  if (argv.some((a) => a === '--token-secret' || a.startsWith('--token-secret=')))
+    throw new TypeError('relay options: --token-secret is refused (any local user can read a command line); set RICOCHET_RELAY_TOKEN_SECRET or --token-secret-file');
   const flags: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
   const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  for (const k of [...Object.keys(DEFAULTS), 'tokenSecret', 'certFile', 'keyFile', 'impairment']) {
-    flags[kebab(k)] = { type: typeof (DEFAULTS as Record<string, unknown>)[k] === 'boolean' ? 'boolean' : 'string' };
+  const keys = [...Object.keys(DEFAULTS), ...STRING_OPTIONS] as (keyof RelayOptions)[];
+  for (const k of keys) {
+    if (!NOT_FLAGS.has(k)) flags[kebab(k)] = { type: typeof (DEFAULTS as Record<string, unknown>)[k] === 'boolean' ? 'boolean' : 'string' };
   }
   const { values } = parseArgs({ args: argv, options: flags, strict: true, allowPositionals: false });
   let o: Record<string, unknown> = { ...DEFAULTS };
   if (typeof values.config === 'string') o = { ...o, ...JSON.parse(readFileSync(values.config, 'utf8')) };
-  for (const [name, key] of Object.entries(ENV)) if (env[name] !== undefined) o[key] = coerce(key, env[name]!);
-  for (const k of [...Object.keys(DEFAULTS), 'tokenSecret', 'certFile', 'keyFile', 'impairment'] as (keyof RelayOptions)[]) {
+  for (const k of keys) if (env[envName(k)] !== undefined) o[k] = coerce(k, env[envName(k)]!);
+  for (const k of keys) {
     const v = values[kebab(k)];
     if (v !== undefined) o[k] = typeof v === 'string' ? coerce(k, v) : v;
   }
+  if (typeof o.tokenSecretFile === 'string') o.tokenSecret = readFileSync(o.tokenSecretFile, 'utf8').trim();
   return validate(o as unknown as RelayOptions);
 }

@@ -21,3 +21,42 @@ export class TokenBucket {
     return true;
   }
 }
+
+/**
+ * Events over a sliding window (two fixed halves, the older one weighted by
+ * how much of it the window still covers), so a count decays instead of
+ * growing for the life of a session.
+ */
+export class SlidingWindowCount {
+  private current = 0;
+  private previous = 0;
+  private start: number;
+
+  constructor(
+    private readonly windowMs: number,
+    now = performance.now(),
+  ) {
+    this.start = now;
+  }
+
+  /** Add `n` events at `now`; returns the estimated count in the window ending now. */
+  add(n = 1, now = performance.now()): number {
+    this.roll(now);
+    this.current += n;
+    return this.count(now);
+  }
+
+  count(now = performance.now()): number {
+    this.roll(now);
+    const covered = 1 - (now - this.start) / this.windowMs;
+    return this.current + this.previous * Math.max(0, covered);
+  }
+
+  private roll(now: number): void {
+    const elapsed = now - this.start;
+    if (elapsed < this.windowMs) return;
+    this.previous = elapsed < 2 * this.windowMs ? this.current : 0;
+    this.current = 0;
+    this.start = elapsed < 2 * this.windowMs ? this.start + this.windowMs : now;
+  }
+}

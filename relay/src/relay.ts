@@ -1,18 +1,27 @@
 // The relay: admits sessions (connect token, allowlist, one live session per
 // token, capacity), owns the session table, serves HTTP endpoints, and
 // drains gracefully.
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { RelayMetrics } from './metrics.js';
-import { backendAllowed, validate, type RelayOptions } from './options.js';
-import type { ImpairmentSpec } from './impairment.js';
+import { attestationKey } from './attestation.js';
+import { backendAllowed } from './backend-address.js';
+import { PendingConnections, RequestBudget, requestTarget } from './http-guard.js';
+import { validate, type RelayOptions } from './options.js';
+import { checkImpairment, type ImpairmentSpec } from './impairment.js';
+import { ReplayCache } from './replay-cache.js';
 import { resumeCandidate } from './resume.js';
 import { Session, type ClientLink, type LinkHandle } from './session.js';
-import { TokenError, checkExpiry, verifyTokenSignature, type TokenClaims } from './token.js';
+import { TokenError, checkTimes, verifyTokenSignature, type TokenClaims, type TokenTimePolicy } from './token.js';
 import { WsListener } from './ws-listener.js';
 import { WtListener } from './wt-listener.js';
+
+/** Plain HTTP requests (health checks, scrapes) per client address per second, bursts of twice that. */
+const REQUESTS_PER_SECOND = 20;
+/** New TCP connections per client address per second, bursts of four times that. */
+const CONNECTIONS_PER_SECOND = 50;
 
 export interface RelayAddresses {
   httpPort: number;
@@ -20,6 +29,8 @@ export interface RelayAddresses {
   webSocketUrl: string;
   webTransportUrl: string | null;
   certHashes: string[];
+  /** The separate metrics listener's port, if one is configured. */
+  metricsPort: number | null;
 }
 
 export class Relay {
@@ -29,8 +40,19 @@ export class Relay {
   private readonly sessions = new Map<number, Session>();
   /** Live (or parked) sessions by their token's jti: one each. */
   private readonly byJti = new Map<string, Session>();
+  /** Sessions by backend and pinned connection ID: one holder each. */
+  private readonly byConnId = new Map<string, Session>();
+  private readonly replay: ReplayCache;
+  private readonly timePolicy: TokenTimePolicy;
+  private readonly pendingConnections: PendingConnections;
+  /** Plain HTTP requests per client address, on both listeners. */
+  private readonly requestBudget = new RequestBudget(REQUESTS_PER_SECOND, REQUESTS_PER_SECOND * 2);
+  /** New TCP connections per client address (a reconnect storm behind one NAT still fits the burst). */
+  private readonly connectionBudget = new RequestBudget(CONNECTIONS_PER_SECOND, CONNECTIONS_PER_SECOND * 4);
+  private readonly attestationKey: Buffer;
   private nextId = 1;
   private http: HttpServer | null = null;
+  private metricsHttp: HttpServer | null = null;
   private ws: WsListener | null = null;
   private wt: WtListener | null = null;
   private draining = false;
@@ -40,11 +62,16 @@ export class Relay {
     this.options = validate(options);
     this.log = log ?? createLogger();
     this.impairment = (this.options.impairment as ImpairmentSpec | undefined) ?? null;
+    this.timePolicy = { leewaySeconds: this.options.tokenLeewaySeconds, maxLifetimeSeconds: this.options.maxTokenLifetimeSeconds };
+    this.replay = new ReplayCache(this.options.replayCacheSize, this.options.tokenLeewaySeconds);
+    this.pendingConnections = new PendingConnections(this.options.maxPendingConnections, this.options.maxPendingPerAddress);
+    this.attestationKey = attestationKey(this.options.tokenSecret);
   }
 
-  /** Impair every live and future session (null removes it). Test use only. */
+  /** Impair every live and future session (null removes it). Test use only. Throws TypeError on a bad spec, changing nothing. */
   setImpairment(spec: ImpairmentSpec | null): void {
     if (this.options.production) throw new Error('impairment is refused in production mode');
+    if (spec !== null) checkImpairment(spec);
     this.impairment = spec;
     for (const s of this.sessions.values()) s.setImpairment(spec);
     this.log.warn({ impairment: spec }, 'impairment changed');
@@ -73,31 +100,79 @@ export class Relay {
 
   async start(): Promise<RelayAddresses> {
     const o = this.options;
-    this.ws = new WsListener(this);
-    this.http = createServer((req, res) => this.route(req, res));
-    // Half-open HTTP connections are cut quickly; they never reach a backend.
-    this.http.headersTimeout = o.handshakeTimeoutMs;
-    this.http.requestTimeout = o.handshakeTimeoutMs;
-    this.http.on('upgrade', (req, socket, head) => {
-      if (this.draining || new URL(req.url ?? '/', 'http://relay').pathname !== '/ricochet') {
-        socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
-        return;
+    this.ws = new WsListener(this, (socket) => this.pendingConnections.promote(socket as never));
+    this.http = this.httpServer('public');
+    // Connections that carry no session yet are capped in total and per address.
+    this.http.on('connection', (socket) => {
+      if (!this.connectionBudget.take(socket.remoteAddress) || !this.pendingConnections.admit(socket)) {
+        this.metrics.rejected.inc({ code: 'RELAY_ERR_TOO_MANY_CONNECTIONS' });
+        socket.destroy();
       }
-      this.ws?.upgrade(req, socket, head);
     });
-    this.http.on('clientError', (_e, socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => {
-      this.http!.once('error', reject);
-      this.http!.listen(o.httpPort, o.host, () => resolve());
-    });
+    this.http.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+    await listen(this.http, o.httpPort, o.host);
+    if (o.metricsPort >= 0) {
+      this.metricsHttp = this.httpServer('metrics');
+      this.metricsHttp.on('connection', (socket) => {
+        if (!this.connectionBudget.take(socket.remoteAddress)) socket.destroy();
+      });
+      this.metricsHttp.on('upgrade', (_req, socket) => refuseUpgrade(socket, 404));
+      await listen(this.metricsHttp, o.metricsPort, o.metricsHost);
+    }
     if (o.wtPort >= 0) {
-      const pems = o.certFile && o.keyFile ? { certPem: readFileSync(o.certFile, 'utf8'), keyPem: readFileSync(o.keyFile, 'utf8') } : {};
-      this.wt = new WtListener(this, pems);
+      this.wt = new WtListener(this, o.certFile && o.keyFile ? { certFile: o.certFile, keyFile: o.keyFile, reloadMs: o.certReloadMs } : null);
       await this.wt.start();
     }
     const a = this.addresses();
     this.log.info({ ...a }, 'relay listening');
     return a;
+  }
+
+  /** An HTTP server with short head and request deadlines that answers malformed requests with a status, never a throw. */
+  private httpServer(surface: 'public' | 'metrics'): HttpServer {
+    const o = this.options;
+    const server = createServer(
+      {
+        headersTimeout: o.handshakeTimeoutMs,
+        requestTimeout: o.handshakeTimeoutMs,
+        // Node checks those deadlines this often (30 s by default: a half-sent request lived that long).
+        connectionsCheckingInterval: Math.min(1000, o.handshakeTimeoutMs),
+        maxHeaderSize: o.maxHeaderBytes,
+        keepAliveTimeout: 5_000,
+      },
+      (req, res) => {
+        // Past the address's budget a request gets an empty 429 at once. Not
+        // a cut connection: Node would then abort (with a stack trace each)
+        // every request still pipelined behind it, the costliest path of all;
+        // a client that does not read its answers stalls on backpressure.
+        if (!this.requestBudget.take(req.socket.remoteAddress)) {
+          this.metrics.rejected.inc({ code: 'RELAY_ERR_TOO_MANY_REQUESTS' });
+          return void res.writeHead(429, { 'retry-after': '1', 'content-length': '0' }).end();
+        }
+        this.route(req, res, surface).catch((e: Error) => {
+          this.log.error({ err: e.message, url: req.url?.slice(0, 200) }, 'request failed');
+          if (!res.headersSent) res.writeHead(500).end();
+          else res.destroy();
+        });
+      },
+    );
+    // Pipelined requests beyond this close the connection (with their answers).
+    server.maxRequestsPerSocket = 100;
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      if (err.code === 'ECONNRESET') socket.destroy();
+      else endThenDestroy(socket, statusLine(status));
+    });
+    return server;
+  }
+
+  /** A WebSocket upgrade: the path decides; the token is judged after the handshake so the browser learns why. */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const target = requestTarget(req.url);
+    if (!target) return refuseUpgrade(socket, 400);
+    if (target.path !== '/ricochet' || !this.ws) return refuseUpgrade(socket, 404);
+    this.ws.upgrade(req, socket, head, target.query);
   }
 
   addresses(): RelayAddresses {
@@ -109,6 +184,7 @@ export class Relay {
       webSocketUrl: `ws://${host}:${httpPort}/ricochet`,
       webTransportUrl: this.wt ? `https://${host}:${this.wt.port}/ricochet` : null,
       certHashes: this.wt?.certificate.certHashes ?? [],
+      metricsPort: (this.metricsHttp?.address() as { port: number } | null)?.port ?? null,
     };
   }
 
@@ -116,8 +192,9 @@ export class Relay {
    * Check a connect token for a new client link. Returns the handle the
    * listener feeds, or closes the link with the reason and returns null.
    * Nothing reaches a backend before this succeeds. A token whose session is
-   * still live or parked resumes it (see resume.ts), even past the token's
-   * expiry: the session bounds that.
+   * still live or parked may resume it (see resume.ts), even past the token's
+   * expiry: the session bounds that. Otherwise a token opens one session,
+   * once: a used token is refused even after its session ended.
    */
   admit(token: string, link: ClientLink): LinkHandle | null {
     const refuse = (code: RelayCloseCode, detail?: string): null => {
@@ -133,11 +210,11 @@ export class Relay {
       const live = this.byJti.get(claims.jti);
       // A live session that never carried a connection has nothing to resume.
       if (live?.connectionId === null) return refuse('RELAY_ERR_TOKEN_IN_USE', 'this token already has a live session');
-      if (live) {
-        const c = claims;
-        return resumeCandidate(live, link, this.options.handshakeTimeoutMs, (code) => this.metrics.rejected.inc({ code }), () => this.open(c, link, refuse));
-      }
-      checkExpiry(claims);
+      const onRefused = (code: RelayCloseCode) => this.metrics.rejected.inc({ code });
+      if (live) return resumeCandidate(live, link, this.options.handshakeTimeoutMs, onRefused);
+      // Used before: its session ended. The first datagram says whether this is a late resume or a replay.
+      if (this.replay.has(claims.jti)) return resumeCandidate(null, link, this.options.handshakeTimeoutMs, onRefused);
+      checkTimes(claims, Date.now() / 1000, this.timePolicy);
     } catch (e) {
       if (e instanceof TokenError) return refuse(e.code, e.message);
       throw e;
@@ -145,11 +222,18 @@ export class Relay {
     return this.open(claims, link, refuse);
   }
 
-  /** Start a new session for verified `claims` on `link`, within capacity and the allowlist. */
+  /** Start a new session for verified `claims` on `link`, within capacity and the allowlist; the token is spent. */
   private open(claims: TokenClaims, link: ClientLink, refuse: (code: RelayCloseCode, detail?: string) => null): LinkHandle | null {
     if (this.sessions.size >= this.options.maxSessions) return refuse('RELAY_ERR_SERVER_FULL');
     if (!backendAllowed(this.options.allowBackends, claims.backend)) return refuse('RELAY_ERR_BACKEND_NOT_ALLOWED', claims.backend);
-    const session = new Session(this.nextId++, claims, link, this.options, this.metrics, this.log, (s) => this.ended(s));
+    const spent = this.replay.use(claims.jti, claims.exp);
+    if (spent === 'full') return refuse('RELAY_ERR_SERVER_FULL', 'too many recent tokens');
+    if (spent === 'reused') return refuse('RELAY_ERR_TOKEN_REUSED');
+    const session = new Session(this.nextId++, claims, link, this.options, this.metrics, this.log, {
+      attestationKey: this.attestationKey,
+      claimConnectionId: (s, id) => this.claimConnectionId(s, id),
+      ended: (s) => this.ended(s),
+    });
     this.sessions.set(session.id, session);
     this.byJti.set(claims.jti, session);
     this.metrics.sessions.inc({ transport: link.transport });
@@ -159,38 +243,61 @@ export class Relay {
     return session.handle(link);
   }
 
+  /** Pin `id` to `s` unless another session toward the same backend holds it. */
+  private claimConnectionId(s: Session, id: number): boolean {
+    const key = `${s.claims.backend}/${id}`;
+    const holder = this.byConnId.get(key);
+    if (holder && holder !== s) return false;
+    this.byConnId.set(key, s);
+    return true;
+  }
+
   private ended(s: Session): void {
     if (!this.sessions.delete(s.id)) return;
     if (this.byJti.get(s.claims.jti) === s) this.byJti.delete(s.claims.jti);
+    const key = `${s.claims.backend}/${s.connectionId}`;
+    if (this.byConnId.get(key) === s) this.byConnId.delete(key);
     this.metrics.sessions.dec({ transport: s.transport });
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://relay').pathname;
+  private async route(req: IncomingMessage, res: ServerResponse, surface: 'public' | 'metrics'): Promise<void> {
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
       res.end(JSON.stringify(body));
     };
+    const target = requestTarget(req.url);
+    if (!target) return json(400, { error: 'bad request target' });
+    const path = target.path;
     if (path === '/healthz') return json(this.draining ? 503 : 200, { status: this.draining ? 'draining' : 'ok', sessions: this.sessions.size });
-    if (path === '/metrics') {
+    const metricsHere = surface === 'metrics' || (this.options.metricsPort < 0 && !this.options.production);
+    if (path === '/metrics' && metricsHere) {
+      const text = await this.metrics.exposition();
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
-      res.end(await this.metrics.registry.metrics());
+      res.end(text);
       return;
     }
-    if (path === '/test/impairment' && this.options.testControl && !this.options.production) {
+    if (surface === 'metrics') return json(404, { error: 'not found' });
+    const testControl = this.options.testControl && !this.options.production;
+    if (path === '/test/impairment' && testControl) {
       if (req.method === 'POST') {
+        let body: { profile?: unknown; up?: unknown; down?: unknown; off?: unknown };
         try {
-          const body = JSON.parse(await readBody(req, 4096)) as { profile?: string; up?: object; down?: object; off?: boolean };
-          const spec = body.off ? null : body.profile ? (body.profile as ImpairmentSpec) : body.up && body.down ? ({ up: body.up, down: body.down } as ImpairmentSpec) : undefined;
-          if (spec === undefined) return json(400, { error: 'expected {profile}, {up, down} or {off: true}' });
-          this.setImpairment(spec);
+          body = JSON.parse(await readBody(req, 4096)) as typeof body;
+          if (typeof body !== 'object' || body === null) throw new TypeError('expected a JSON object');
+        } catch (e) {
+          return json(400, { error: (e as Error).message });
+        }
+        const spec = body.off === true ? null : body.profile !== undefined ? body.profile : body.up && body.down ? { up: body.up, down: body.down } : undefined;
+        if (spec === undefined) return json(400, { error: 'expected {profile}, {up, down} or {off: true}' });
+        try {
+          this.setImpairment(spec as ImpairmentSpec | null);
         } catch (e) {
           return json(400, { error: (e as Error).message });
         }
       }
       return json(200, this.impairmentReport());
     }
-    if (path === '/test/kill-transports' && req.method === 'POST' && this.options.testControl && !this.options.production) {
+    if (path === '/test/kill-transports' && req.method === 'POST' && testControl) {
       return json(200, { killed: this.killTransports() });
     }
     if (path === '/cert-hash' && !this.options.production) {
@@ -200,13 +307,26 @@ export class Relay {
     json(404, { error: 'not found' });
   }
 
+  /** Re-read the WebTransport certificate files now (the CLI calls this on SIGHUP). */
+  async reloadCertificate(): Promise<boolean> {
+    return (await this.wt?.reloadCertificate()) ?? false;
+  }
+
   /** Stop accepting, let sessions finish for up to drainMs, then close the rest. */
   async drain(): Promise<void> {
     if (this.draining) return;
     this.draining = true;
     this.log.info({ sessions: this.sessions.size, drainMs: this.options.drainMs }, 'draining');
     const deadline = Date.now() + this.options.drainMs;
-    while (this.sessions.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    // A parked session has no client to finish with: it does not hold the drain up.
+    const closeParked = () => {
+      for (const s of [...this.sessions.values()]) if (s.parked) s.close('RELAY_SHUTTING_DOWN');
+    };
+    closeParked();
+    while (this.sessions.size > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      closeParked();
+    }
     await this.stop();
   }
 
@@ -216,11 +336,42 @@ export class Relay {
     this.ws?.close();
     await this.wt?.stop();
     // Cut every connection first: close() alone waits for busy ones forever.
-    const closed = new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
-    this.http?.closeAllConnections();
-    await closed;
+    await Promise.all([this.http, this.metricsHttp].map(closeServer));
     this.log.info('relay stopped');
   }
+}
+
+function listen(server: HttpServer, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: HttpServer | null): Promise<void> {
+  if (!server) return Promise.resolve();
+  const closed = new Promise<void>((r) => server.close(() => r()));
+  server.closeAllConnections();
+  return closed;
+}
+
+function statusLine(status: number): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`;
+}
+
+/** Answer an upgrade request with a plain status and close the socket. */
+function refuseUpgrade(socket: Duplex, status: number): void {
+  endThenDestroy(socket, statusLine(status));
+}
+
+/** Write a last answer and close; a peer that never reads it loses the socket a second later. */
+function endThenDestroy(socket: Duplex, last: string): void {
+  if (!socket.writable) return void socket.destroy();
+  socket.end(last);
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /** A request body of at most `max` bytes. */

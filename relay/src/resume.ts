@@ -1,24 +1,18 @@
 // Resumption: a client whose transport died reconnects with the same connect
 // token. Its new link is bound to the existing session only if the first
-// datagram carries the session's pinned connection ID, so a token alone
-// cannot take over a session (the connection ID never leaves the client,
-// relay and backend), and a connection ID alone cannot either (it is looked
-// up only under the token's jti).
+// datagram carries the session's connection ID and proves the session key
+// from its HELLO (a DATA packet tagged with it, or a HELLO carrying it), so
+// neither a leaked token nor a known connection ID, nor both, take a session
+// over. Tokens are single use: a HELLO for a new connection on a token that
+// already opened a session is refused.
 import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
-import { HELLO, packetHeader, type LinkHandle, type Session, type ClientLink } from './session.js';
+import { packetHeader, type LinkHandle, type Session, type ClientLink } from './session.js';
 
 /**
- * The listener's handle for a link that claims to resume `session`, until
- * its first datagram settles the claim.
+ * The listener's handle for a link that claims to resume `session` (null:
+ * the token's session has ended), until its first datagram settles the claim.
  */
-export function resumeCandidate(
-  session: Session,
-  link: ClientLink,
-  handshakeTimeoutMs: number,
-  onRefused: (code: RelayCloseCode) => void,
-  /** Start a new session on `link` for this token (the parked one was given up). */
-  startFresh: () => LinkHandle | null,
-): LinkHandle {
+export function resumeCandidate(session: Session | null, link: ClientLink, handshakeTimeoutMs: number, onRefused: (code: RelayCloseCode) => void): LinkHandle {
   let bound: LinkHandle | null = null;
   let done = false;
   const refuse = (code: RelayCloseCode, detail: string) => {
@@ -34,20 +28,14 @@ export function resumeCandidate(
       if (done) return;
       const h = packetHeader(d);
       if (h === null) return refuse('RELAY_ERR_MALFORMED_DATAGRAM', 'not a Ricochet packet');
-      if (session.isEnded) return refuse('RELAY_ERR_RESUME_FAILED', 'the session has ended');
-      if (h.connId !== session.connectionId) {
-        // A HELLO beside a parked session: the client gave that one up and
-        // starts over, so the parked session ends and a new one begins.
-        if (session.parked && h.type === HELLO) {
-          done = true;
-          clearTimeout(timer);
-          session.close('RELAY_SESSION_MOVED', 'replaced by a new connection on the same token');
-          bound = startFresh();
-          return bound?.fromClient(d);
-        }
-        // Otherwise it is a second connection on the same token, not a resume.
-        return refuse('RELAY_ERR_TOKEN_IN_USE', 'this token already has a live session');
+      const fresh = h.type === 1; // HELLO
+      if (session === null || session.isEnded) {
+        return fresh ? refuse('RELAY_ERR_TOKEN_REUSED', 'connect tokens are single use') : refuse('RELAY_ERR_RESUME_FAILED', 'the session has ended');
       }
+      // A HELLO for another connection on a used token: a second session, refused.
+      if (h.connId !== session.connectionId) return refuse(fresh ? 'RELAY_ERR_TOKEN_REUSED' : 'RELAY_ERR_TOKEN_IN_USE', 'this token already has a session');
+      // The token and the connection ID are not enough: the session key must be shown.
+      if (!session.provesOwnership(d)) return refuse('RELAY_ERR_RESUME_FAILED', 'the first datagram does not prove the session key');
       done = true;
       clearTimeout(timer);
       bound = session.resume(link);

@@ -7,12 +7,15 @@
 // transport and the backend never notices (see resume.ts).
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import { attestHello, claimsJson, parseHello } from './attestation.js';
+import { parseBackend } from './backend-address.js';
 import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
 import type { Logger } from './log.js';
 import type { RelayMetrics, TransportName } from './metrics.js';
 import type { RelayOptions } from './options.js';
 import { SessionImpairment, type ImpairmentSpec } from './impairment.js';
-import { TokenBucket } from './rate-limit.js';
+import { SlidingWindowCount, TokenBucket } from './rate-limit.js';
+import { SessionProof } from './session-proof.js';
 import type { TokenClaims } from './token.js';
 
 /** The client side of a session, as a listener provides it. */
@@ -47,8 +50,21 @@ const DATA = 4;
 
 /** Most datagrams held while the backend socket is still connecting. */
 const PENDING_LIMIT = 64;
-/** Drops past the rate limit tolerated before the session is closed. */
-const ABUSE_DROPS = 2_000;
+/**
+ * Over-limit traffic is judged over this sliding window: a session is closed
+ * only when its drops in the window exceed what the limit allows in it (a
+ * client sending over twice the limit, sustained), never for bursts.
+ */
+const ABUSE_WINDOW_MS = 2_000;
+
+/** What a session asks of the relay that owns it. */
+export interface SessionOwner {
+  /** Key of the attestations this relay puts in HELLOs (see attestation.ts). */
+  readonly attestationKey: Buffer;
+  /** Pin a connection ID to this session; false if another session holds it. */
+  claimConnectionId(s: Session, id: number): boolean;
+  ended(s: Session, code: RelayCloseCode | 'client_closed'): void;
+}
 
 export class Session {
   private socket: Socket | null = null;
@@ -59,7 +75,7 @@ export class Session {
   private connId: number | null = null;
   private readonly packets: TokenBucket;
   private readonly bytes: TokenBucket;
-  private rateDrops = 0;
+  private readonly rateDrops = new SlidingWindowCount(ABUSE_WINDOW_MS);
   private lastActivity = Date.now();
   private timers: NodeJS.Timeout[] = [];
   private ended = false;
@@ -68,6 +84,10 @@ export class Session {
   private link: ClientLink | null;
   private lastTransport: TransportName;
   private parkTimer: NodeJS.Timeout | null = null;
+  /** The session key from the first HELLO: what a resume must prove. */
+  private proof: SessionProof | null = null;
+  /** The verified claims, as the game server receives them in each HELLO. */
+  private readonly claimsBytes: Buffer;
   /** Times this session moved to a new client link. */
   resumes = 0;
 
@@ -78,10 +98,11 @@ export class Session {
     private readonly opts: RelayOptions,
     private readonly metrics: RelayMetrics,
     private readonly log: Logger,
-    private readonly onEnd: (s: Session, code: RelayCloseCode | 'client_closed') => void,
+    private readonly owner: SessionOwner,
   ) {
     this.link = link;
     this.lastTransport = link.transport;
+    this.claimsBytes = claimsJson(claims);
     this.packets = new TokenBucket(opts.maxDatagramsPerSecond, Math.max(64, opts.maxDatagramsPerSecond / 10));
     this.bytes = new TokenBucket(opts.maxBytesPerSecond, Math.max(64 * 1024, opts.maxBytesPerSecond / 10));
   }
@@ -102,6 +123,15 @@ export class Session {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /**
+   * True if `d`, the first datagram on a new link, proves this session is
+   * the sender's: its connection ID and the session key (see session-proof.ts).
+   */
+  provesOwnership(d: Uint8Array): boolean {
+    const h = packetHeader(d);
+    return h !== null && h.connId === this.connId && this.proof !== null && this.proof.proves(d, h.connId);
   }
 
   /** A handle that acts only while `link` is the session's current link. */
@@ -134,23 +164,33 @@ export class Session {
   }
 
   start(): void {
-    const i = this.claims.backend.lastIndexOf(':');
-    const host = this.claims.backend.slice(0, i);
-    const port = Number(this.claims.backend.slice(i + 1));
+    // Tokens are checked for a valid address, but a session must never throw into its listener.
+    const backend = parseBackend(this.claims.backend);
+    if (!backend) return this.close('RELAY_ERR_BACKEND_UNREACHABLE', 'invalid backend address');
+    const { host, port } = backend;
     // Backends burst (a tick's worth of datagrams at once): a 1 MiB receive
     // buffer keeps the default 208 KB from overflowing.
     const sock = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', recvBufferSize: 1 << 20 });
     this.socket = sock;
     sock.on('message', (msg) => this.fromBackend(msg));
-    // A connected UDP socket reports ICMP port-unreachable as ECONNREFUSED.
+    // A connected UDP socket reports ICMP port-unreachable as ECONNREFUSED;
+    // a name that does not resolve reports ENOTFOUND here too.
     sock.on('error', (e) => this.close('RELAY_ERR_BACKEND_UNREACHABLE', (e as NodeJS.ErrnoException).code ?? e.message));
-    sock.connect(port, host, () => {
-      this.connected = true;
-      for (const d of this.pending) this.sendBackend(d);
-      this.pending = [];
-    });
+    try {
+      sock.connect(port, host, () => {
+        this.connected = true;
+        for (const d of this.pending) this.sendBackend(d);
+        this.pending = [];
+      });
+    } catch (e) {
+      return this.close('RELAY_ERR_BACKEND_UNREACHABLE', (e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    }
     this.timers.push(
-      setTimeout(() => this.connId === null && this.close('RELAY_ERR_HANDSHAKE_TIMEOUT', `no datagram within ${this.opts.handshakeTimeoutMs} ms`), this.opts.handshakeTimeoutMs),
+      setTimeout(() => {
+        if (this.connId === null) this.close('RELAY_ERR_HANDSHAKE_TIMEOUT', `no datagram within ${this.opts.handshakeTimeoutMs} ms`);
+        // A name whose lookup stalls must not hold the session (and its datagrams) open.
+        else if (!this.connected) this.close('RELAY_ERR_BACKEND_UNREACHABLE', `backend not reachable within ${this.opts.handshakeTimeoutMs} ms`);
+      }, this.opts.handshakeTimeoutMs),
     );
     const idleCheck = setInterval(() => {
       if (Date.now() - this.lastActivity > this.opts.idleTimeoutMs) this.close('RELAY_ERR_IDLE_TIMEOUT');
@@ -166,24 +206,38 @@ export class Session {
     const h = packetHeader(d);
     if (h === null) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'not a Ricochet packet');
     const connId = h.connId;
+    let out = d;
+    if (h.type === HELLO) {
+      // Every HELLO reaches the game server attested: the claims are the relay's word, not the client's.
+      const attested = attestHello(d, this.owner.attestationKey, this.claimsBytes);
+      if (typeof attested === 'string') return this.close('RELAY_ERR_MALFORMED_DATAGRAM', attested);
+      out = attested;
+    }
     if (this.connId === null) {
       // Only a HELLO opens a connection: a session cannot adopt (and so
       // hijack) another client's connection ID by sending DATA first.
       if (h.type === DATA) return this.close('RELAY_ERR_RESUME_FAILED', 'no session to resume for this token');
       if (h.type !== HELLO) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'a session must start with HELLO');
+      // Another session's ID: its HELLO would reach the backend as that session's.
+      if (!this.owner.claimConnectionId(this, connId)) return this.close('RELAY_ERR_CONNECTION_ID_IN_USE', 'another session holds this connection ID');
       this.connId = connId;
+      const parsed = parseHello(d);
+      if (typeof parsed !== 'string') this.proof = new SessionProof(parsed.key);
     } else if (connId !== this.connId) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'connection ID changed mid-session');
     if (!this.packets.take(1) || !this.bytes.take(d.length)) {
       this.metrics.drops.inc({ reason: 'rate_limited' });
-      if (++this.rateDrops > ABUSE_DROPS) this.close('RELAY_ERR_RATE_LIMITED', `over ${this.opts.maxDatagramsPerSecond} datagrams/s`);
+      const recent = this.rateDrops.add(1);
+      if (recent > (this.opts.maxDatagramsPerSecond * ABUSE_WINDOW_MS) / 1000)
+        this.close('RELAY_ERR_RATE_LIMITED', `sustained over ${this.opts.maxDatagramsPerSecond} datagrams/s`);
       return;
     }
     this.lastActivity = Date.now();
+    this.proof?.observe(d);
     const up = this.metrics.forwarded('to_backend', this.transport);
     up.datagrams.inc();
     up.bytes.inc(d.length);
-    if (this.impairment) this.impairment.fromClient(d.slice());
-    else this.towardBackend(d);
+    if (this.impairment) this.impairment.fromClient(out === d ? d.slice() : out);
+    else this.towardBackend(out);
   }
 
   private towardBackend(d: Uint8Array): void {
@@ -295,6 +349,6 @@ export class Session {
     this.toClient = [];
     this.impairment?.close();
     this.impairment = null;
-    this.onEnd(this, code);
+    this.owner.ended(this, code);
   }
 }

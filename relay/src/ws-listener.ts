@@ -9,20 +9,26 @@ import type { Relay } from './relay.js';
 export class WsListener {
   readonly wss: WebSocketServer;
 
-  constructor(private readonly relay: Relay) {
+  constructor(
+    private readonly relay: Relay,
+    /** The socket now carries a session (it leaves the pending-connection caps). */
+    private readonly onSession: (socket: Duplex) => void,
+  ) {
     // maxPayload: an oversized frame closes that socket with 1009 before we see it.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: relay.options.maxDatagramBytes, perMessageDeflate: false });
   }
 
   /** Hand an HTTP upgrade to the WebSocket server, then admit the session. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', () => socket.destroy());
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req, socket));
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, query: URLSearchParams): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, socket, query.get('token') ?? ''));
   }
 
-  private accept(ws: WebSocket, req: IncomingMessage, socket: Duplex): void {
-    const url = new URL(req.url ?? '/', 'http://relay');
+  private accept(ws: WebSocket, socket: Duplex, token: string): void {
+    // Before anything else: a bad frame (unmasked, RSV1, oversized) emits
+    // 'error', and an unheard 'error' would end the process.
+    ws.on('error', () => {});
     const queueLimit = this.relay.options.clientQueueBytes;
+    const graceMs = this.relay.options.closeGraceMs;
     const link: ClientLink = {
       transport: 'websocket',
       send(datagrams) {
@@ -39,14 +45,18 @@ export class WsListener {
         return dropped;
       },
       close(code, reason) {
+        // The close frame tells the browser why; a peer that never answers
+        // it loses the socket after the grace period (ws would wait 30 s).
         ws.close(code, reason);
+        setTimeout(() => ws.terminate(), graceMs).unref();
       },
       abort() {
         ws.terminate();
       },
     };
-    const session = this.relay.admit(url.searchParams.get('token') ?? '', link);
+    const session = this.relay.admit(token, link);
     if (!session) return;
+    this.onSession(socket);
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) return session.close('RELAY_ERR_MALFORMED_DATAGRAM', 'text frame');
       session.fromClient(data);

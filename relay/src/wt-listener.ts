@@ -1,5 +1,8 @@
 // WebTransport clients through the Rust addon (relay/native): HTTP/3 and
 // QUIC live in Rust; datagrams cross to JS in batches.
+import { readFile, stat } from 'node:fs/promises';
+import { RELAY_CLOSE, closeReason } from './errors.js';
+import { requestTarget } from './http-guard.js';
 import type { ClientLink, LinkHandle } from './session.js';
 import type { Relay } from './relay.js';
 
@@ -24,6 +27,8 @@ interface WtServerOptions {
   maxDatagramSize: number;
   maxSessions: number;
   handshakeTimeoutMs: number;
+  maxPendingHandshakes: number;
+  maxPendingHandshakesPerAddress: number;
   onSession: (id: number, path: string, origin: string | null) => void;
   onDatagrams: (id: number, datagrams: Buffer[]) => void;
   onClose: (id: number, reason: string) => void;
@@ -50,48 +55,117 @@ export function closedByPeerApp(reason: string): boolean {
 /** Rotate self-signed certificates this long before they expire. */
 const ROTATE_BEFORE_MS = 24 * 3600 * 1000;
 
+/** A certificate from files, reloaded when they change. */
+export interface CertFiles {
+  certFile: string;
+  keyFile: string;
+  reloadMs: number;
+}
+
 export class WtListener {
   private server: WtServerLike | null = null;
   private readonly sessions = new Map<number, LinkHandle>();
   private rotation: NodeJS.Timeout | null = null;
+  private filesSeen = '';
   port = 0;
   certificate: WtCertificate = { certHashes: [], validUntilMs: 0 };
 
   constructor(
     private readonly relay: Relay,
-    private readonly pems: { certPem?: string; keyPem?: string },
+    private readonly files: CertFiles | null,
   ) {}
 
   async start(): Promise<void> {
     const Ctor = await loadAddon();
     const o = this.relay.options;
+    const pems = this.files ? await this.readFiles() : {};
+    // Every callback is guarded: a throw inside one would end the process (napi).
+    const guard =
+      <A extends unknown[]>(what: string, f: (...a: A) => void) =>
+      (...a: A) => {
+        try {
+          f(...a);
+        } catch (e) {
+          this.relay.log.error({ err: (e as Error).message, what }, 'webtransport callback failed');
+          if (typeof a[0] === 'number') this.server?.close(a[0], 1011, 'internal error');
+        }
+      };
     this.server = new Ctor({
       port: o.wtPort,
       host: o.host,
-      ...this.pems,
+      ...pems,
       maxDatagramSize: o.maxDatagramBytes,
       maxSessions: o.maxSessions,
       handshakeTimeoutMs: o.handshakeTimeoutMs,
-      onSession: (id, path) => this.onSession(id, path),
-      onDatagrams: (id, datagrams) => {
+      // Handshakes in progress are the WebTransport side's unauthenticated connections.
+      maxPendingHandshakes: o.maxPendingConnections,
+      maxPendingHandshakesPerAddress: o.maxPendingPerAddress,
+      onSession: guard('session', (id: number, path: string) => this.onSession(id, path)),
+      onDatagrams: guard('datagrams', (id: number, datagrams: Buffer[]) => {
         const s = this.sessions.get(id);
         if (s) for (const d of datagrams) s.fromClient(d);
-      },
-      onClose: (id, reason) => {
-        this.sessions.get(id)?.clientClosed(closedByPeerApp(reason));
+      }),
+      onClose: guard('close', (id: number, reason: string) => {
+        const s = this.sessions.get(id);
         this.sessions.delete(id);
-      },
+        s?.clientClosed(closedByPeerApp(reason));
+      }),
     });
     const info = await this.server.listen();
     this.port = info.port;
     this.certificate = { certHashes: info.certHashes, validUntilMs: info.validUntilMs };
-    if (!this.pems.certPem) this.scheduleRotation();
+    if (this.files) this.watchFiles(this.files.reloadMs);
+    else this.scheduleRotation();
+  }
+
+  private async readFiles(): Promise<{ certPem: string; keyPem: string }> {
+    const f = this.files!;
+    const [certPem, keyPem] = await Promise.all([readFile(f.certFile, 'utf8'), readFile(f.keyFile, 'utf8')]);
+    this.filesSeen = await this.filesStamp();
+    return { certPem, keyPem };
+  }
+
+  private async filesStamp(): Promise<string> {
+    const f = this.files!;
+    const [c, k] = await Promise.all([stat(f.certFile), stat(f.keyFile)]);
+    return `${c.mtimeMs}/${c.size}/${k.mtimeMs}/${k.size}`;
+  }
+
+  /**
+   * Load the certificate files again if they changed (a renewal): new
+   * sessions get the new certificate, live ones keep theirs. A bad pair is
+   * logged and the old certificate stays. True if a new one is in use.
+   */
+  async reloadCertificate(force = true): Promise<boolean> {
+    if (!this.files || !this.server) return false;
+    try {
+      if (!force && (await this.filesStamp()) === this.filesSeen) return false;
+      const { certPem, keyPem } = await this.readFiles();
+      this.certificate = await this.server.rotateCertificate(certPem, keyPem);
+      this.relay.log.info({ validUntil: new Date(this.certificate.validUntilMs).toISOString() }, 'webtransport certificate reloaded from files');
+      return true;
+    } catch (e) {
+      this.relay.log.error({ err: (e as Error).message }, 'webtransport certificate reload failed; the old certificate stays');
+      return false;
+    }
+  }
+
+  private watchFiles(everyMs: number): void {
+    this.rotation = setTimeout(async () => {
+      await this.reloadCertificate(false);
+      if (this.server) this.watchFiles(everyMs);
+    }, everyMs);
+    this.rotation.unref();
   }
 
   private onSession(id: number, path: string): void {
     const server = this.server;
     if (!server) return;
-    const url = new URL(path, 'https://relay');
+    const target = requestTarget(path);
+    if (!target || target.path !== '/ricochet') {
+      this.relay.metrics.rejected.inc({ code: 'RELAY_ERR_NOT_FOUND' });
+      return server.close(id, RELAY_CLOSE.RELAY_ERR_NOT_FOUND, closeReason('RELAY_ERR_NOT_FOUND', 'the path is /ricochet'));
+    }
     const link: ClientLink = {
       transport: 'webtransport',
       send(datagrams) {
@@ -106,7 +180,7 @@ export class WtListener {
         server.close(id, 0, 'transport killed');
       },
     };
-    const session = this.relay.admit(url.searchParams.get('token') ?? '', link);
+    const session = this.relay.admit(target.query.get('token') ?? '', link);
     if (session) this.sessions.set(id, session);
   }
 

@@ -1,5 +1,6 @@
 // The built CLI: mint-token prints a token the relay accepts; the relay
 // process starts from flags, serves /healthz, and drains on SIGTERM.
+import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -7,25 +8,28 @@ import { describe, expect, it } from 'vitest';
 import { verifyToken } from '../src/token.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const SECRET = 'cli-test-secret-0123456';
+const SECRET = randomBytes(32).toString('base64url');
 
 describe('ricochet-relay CLI', () => {
   it('mint-token prints a token that verifies', () => {
-    const r = spawnSync(process.execPath, [CLI, 'mint-token', '--secret', SECRET, '--backend', '127.0.0.1:4000', '--sub', 'bob', '--ttl', '30'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'mint-token', '--backend', '127.0.0.1:4000', '--sub', 'bob', '--ttl', '30'], {
+      encoding: 'utf8',
+      env: { ...process.env, RICOCHET_RELAY_TOKEN_SECRET: SECRET },
+    });
     expect(r.status).toBe(0);
     expect(verifyToken(SECRET, r.stdout.trim())).toMatchObject({ sub: 'bob', backend: '127.0.0.1:4000' });
   });
 
   it('refuses bad flags with a clear message and exit code 2', () => {
-    const r = spawnSync(process.execPath, [CLI, '--token-secret', 'short'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI], { encoding: 'utf8', env: { ...process.env, RICOCHET_RELAY_TOKEN_SECRET: 'short' } });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/tokenSecret must be at least 16 bytes/);
+    expect(r.stderr).toMatch(/tokenSecret must be at least 32 bytes/);
   });
 
   it('starts from flags, serves /healthz, and exits 0 after draining on SIGTERM', async () => {
-    const p = spawn(process.execPath, [CLI, '--token-secret', SECRET, '--http-port', '0', '--wt-port=-1', '--drain-ms', '200'], {
+    const p = spawn(process.execPath, [CLI, '--http-port', '0', '--wt-port=-1', '--drain-ms', '200'], {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+      env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', RICOCHET_RELAY_TOKEN_SECRET: SECRET },
     });
     const info = await new Promise<{ httpPort: number }>((resolve) =>
       createInterface({ input: p.stdout! }).on('line', (l) => {

@@ -1,6 +1,7 @@
 // Portable impairment in the relay: sessions pass through the core's
 // simulator both ways; the SDK's own loss measurement agrees with what the
 // simulated links did.
+import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -10,7 +11,7 @@ import { mintToken } from '../src/token.js';
 import { DEFAULTS } from '../src/options.js';
 import { createLogger } from '../src/log.js';
 
-const SECRET = 'impairment-test-secret-01';
+const SECRET = randomBytes(32).toString('base64url');
 let relay: Relay;
 let sock: Socket;
 let backend: string;

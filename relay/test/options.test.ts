@@ -1,30 +1,57 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backendAllowed, loadOptions } from '../src/options.js';
 
+const GOOD_SECRET = randomBytes(32).toString('base64url');
+
 describe('relay options', () => {
   it('flags override env, env overrides the config file, the file overrides defaults', () => {
     const dir = mkdtempSync(join(tmpdir(), 'relay-'));
     const file = join(dir, 'relay.json');
-    writeFileSync(file, JSON.stringify({ httpPort: 1111, maxSessions: 5, tokenSecret: 'from-file-0123456789' }));
+    writeFileSync(file, JSON.stringify({ httpPort: 1111, maxSessions: 5, tokenSecret: 'from-file-0123456789abcdefghijklmnop' }));
     const o = loadOptions(['--config', file, '--http-port', '3333'], { RICOCHET_RELAY_HTTP_PORT: '2222', RICOCHET_RELAY_ALLOW_BACKENDS: '127.0.0.1:4000, 127.0.0.1:*' });
     expect(o.httpPort).toBe(3333);
     expect(o.maxSessions).toBe(5);
-    expect(o.tokenSecret).toBe('from-file-0123456789');
+    expect(o.tokenSecret).toBe('from-file-0123456789abcdefghijklmnop');
     expect(o.allowBackends).toEqual(['127.0.0.1:4000', '127.0.0.1:*']);
     expect(o.handshakeTimeoutMs).toBe(5000);
   });
 
   it('names the bad option', () => {
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
     expect(() => loadOptions([], {})).toThrowError(/tokenSecret/);
-    expect(() => loadOptions(['--token-secret', 'x'.repeat(20), '--max-sessions', '0'], {})).toThrowError(/maxSessions/);
-    expect(() => loadOptions(['--token-secret', 'x'.repeat(20), '--allow-backends', 'nope'], {})).toThrowError(/allowBackends/);
-    expect(() => loadOptions(['--no-such-flag'], {})).toThrowError();
+    expect(() => loadOptions(['--max-sessions', '0'], env)).toThrowError(/maxSessions/);
+    expect(() => loadOptions(['--allow-backends', 'nope'], env)).toThrowError(/allowBackends/);
+    expect(() => loadOptions(['--no-such-flag'], env)).toThrowError();
   });
 
-  it('allowlist matches exact ports and host wildcards only', () => {
+  it('takes the token secret from the environment or a file, never a flag, and only 32 random bytes or more', () => {
+    expect(() => loadOptions(['--token-secret', GOOD_SECRET], {})).toThrowError(/--token-secret is refused/);
+    expect(() => loadOptions([`--token-secret=${GOOD_SECRET}`], {})).toThrowError(/--token-secret is refused/);
+    expect(() => loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: 'sixteen-bytes-xx' })).toThrowError(/at least 32 bytes/);
+    expect(() => loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: 'ab'.repeat(20) })).toThrowError(/no random secret/);
+    expect(loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET }).tokenSecret).toBe(GOOD_SECRET);
+    const file = join(mkdtempSync(join(tmpdir(), 'relay-')), 'secret');
+    writeFileSync(file, `${GOOD_SECRET}\n`);
+    expect(loadOptions(['--token-secret-file', file], {}).tokenSecret).toBe(GOOD_SECRET);
+  });
+
+  it('refuses a certificate without its key, and allowlist ports outside 1..65535', () => {
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
+    expect(() => loadOptions(['--cert-file', '/tmp/cert.pem'], env)).toThrowError(/certFile and keyFile must be given together/);
+    expect(() => loadOptions(['--production', '--key-file', '/tmp/key.pem'], env)).toThrowError(/certFile and keyFile/);
+    for (const bad of ['127.0.0.1:0', '127.0.0.1:99999', '127.0.0.1:abc', ':4000', 'a b:1'])
+      expect(() => loadOptions(['--allow-backends', bad], env)).toThrowError(/allowBackends/);
+  });
+
+  it('allowlist matches exact ports and host wildcards only, and never an invalid port', () => {
+    expect(backendAllowed(['127.0.0.1:*'], '127.0.0.1:0')).toBe(false);
+    expect(backendAllowed(['127.0.0.1:*'], '127.0.0.1:99999')).toBe(false);
+    expect(backendAllowed(['127.0.0.1:*'], '127.0.0.1:abc')).toBe(false);
+    expect(backendAllowed(['[::1]:*'], '[::1]:4000')).toBe(true);
     expect(backendAllowed(['127.0.0.1:4000'], '127.0.0.1:4000')).toBe(true);
     expect(backendAllowed(['127.0.0.1:4000'], '127.0.0.1:4001')).toBe(false);
     expect(backendAllowed(['127.0.0.1:*'], '127.0.0.1:9')).toBe(true);

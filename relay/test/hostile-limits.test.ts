@@ -1,0 +1,143 @@
+// Budgets and refusals of an in-process relay: bad test-control input,
+// rate limits over a sliding window, the cached
+// metrics exposition, drains that parked sessions cannot hold up, and
+// certificates reloaded from their files.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WebSocket } from 'ws';
+import { createLogger } from '../src/log.js';
+import { DEFAULTS, type RelayOptions } from '../src/options.js';
+import { Relay } from '../src/relay.js';
+import { mintToken } from '../src/token.js';
+import { WT_CLIENT, hello, makeCertificate, packet, sleep, waitFor } from './hostile-helpers.js';
+
+const SECRET = randomBytes(32).toString('base64url');
+let backendSock: UdpSocket;
+let backend: string;
+const relays: Relay[] = [];
+
+beforeAll(async () => {
+  // A backend that answers every datagram, so sessions see traffic both ways.
+  backendSock = createSocket('udp4');
+  backendSock.on('message', (m, r) => backendSock.send(m, r.port, r.address));
+  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
+  backend = `127.0.0.1:${backendSock.address().port}`;
+});
+
+afterAll(async () => {
+  await Promise.all(relays.map((r) => r.stop()));
+  backendSock.close();
+});
+
+async function startRelay(o: Partial<RelayOptions> = {}): Promise<{ relay: Relay; wsUrl: string; httpUrl: string }> {
+  const relay = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], handshakeTimeoutMs: 1000, ...o }, createLogger('silent'));
+  relays.push(relay);
+  const a = await relay.start();
+  return { relay, wsUrl: a.webSocketUrl, httpUrl: `http://127.0.0.1:${a.httpPort}` };
+}
+
+const token = (b = backend) => mintToken(SECRET, { sub: 'tester', backend: b, ttlSeconds: 60 });
+
+/** An open raw WebSocket that has sent its HELLO, and how it was closed, once it is. */
+async function rawSession(url: string, connId: number) {
+  const ws = new WebSocket(url);
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  ws.on('error', () => {});
+  await new Promise<void>((r) => ws.on('open', () => r()));
+  ws.send(hello(connId));
+  return { ws, closed };
+}
+
+describe('relay budgets and refusals', () => {
+  it('refuses an unknown impairment profile or bad link settings with 400, and the next session still opens', async () => {
+    const { wsUrl, httpUrl } = await startRelay({ testControl: true });
+    for (const body of [{ profile: 'nope' }, { profile: 42 }, { up: { loss: 5 }, down: {} }, { up: 'x', down: 'y' }, [1], null]) {
+      const r = await fetch(`${httpUrl}/test/impairment`, { method: 'POST', body: JSON.stringify(body) });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+    }
+    const s = await rawSession(`${wsUrl}?token=${token()}`, 0x01020304);
+    const echoed = await new Promise<boolean>((r) => {
+      s.ws.once('message', () => r(true));
+      setTimeout(() => r(false), 3000);
+    });
+    expect(echoed).toBe(true);
+    s.ws.close(1000);
+  });
+
+  it('forgives bursts averaging under a third of the rate limit, and closes sustained traffic at four times the limit', async () => {
+    const { wsUrl } = await startRelay({ maxDatagramsPerSecond: 1000 });
+    // Each burst overruns the 100-datagram bucket by 500; a counter that never decays closed the session at the fifth.
+    const bursty = await rawSession(`${wsUrl}?token=${token()}`, 0x11111111);
+    let bursts = 0;
+    let closed: { code: number } | null = null;
+    void bursty.closed.then((c) => (closed = c));
+    for (; bursts < 5 && !closed; bursts++) {
+      for (let i = 0; i < 600; i++) bursty.ws.send(packet(4, 0x11111111));
+      await sleep(2000);
+    }
+    expect(closed).toBeNull();
+    bursty.ws.close(1000);
+    const flood = await rawSession(`${wsUrl}?token=${token()}`, 0x22222222);
+    const pump = setInterval(() => {
+      for (let i = 0; i < 80; i++) flood.ws.send(packet(4, 0x22222222));
+    }, 20);
+    const c = await Promise.race([flood.closed, sleep(6000).then(() => null)]);
+    clearInterval(pump);
+    expect(c?.code).toBe(4429);
+  }, 30_000);
+
+  it('renders the metrics exposition once for any number of scrapes within a second', async () => {
+    const { relay, httpUrl } = await startRelay();
+    const render = vi.spyOn(relay.metrics.registry, 'metrics');
+    // 12 at once: within the per-address caps on connections (16) and requests (a burst of 40).
+    const texts = await Promise.all(Array.from({ length: 12 }, () => fetch(`${httpUrl}/metrics`).then((r) => r.text())));
+    expect(new Set(texts).size).toBe(1);
+    expect(render.mock.calls.length).toBeLessThanOrEqual(2);
+  });
+
+  it('drains without waiting for parked sessions, and tells an upgrade during the drain why it is refused', async () => {
+    const { relay, wsUrl } = await startRelay({ drainMs: 8000, resumeWindowMs: 8000 });
+    const live = await rawSession(`${wsUrl}?token=${token()}`, 0x55555555);
+    const parked = await rawSession(`${wsUrl}?token=${token()}`, 0x33333333);
+    await waitFor(() => relay.sessionCount === 2);
+    parked.ws.terminate(); // no close frame: the session parks for a resume
+    expect(await waitFor(() => relay.impairmentReport().sessions.some((x) => x.parked))).toBe(true);
+    const t0 = Date.now();
+    const drained = relay.drain();
+    const late = await rawSession(`${wsUrl}?token=${token()}`, 0x44444444);
+    expect(await late.closed).toMatchObject({ code: 1001, reason: expect.stringMatching(/^RELAY_SHUTTING_DOWN/) });
+    // The parked session is gone at once; the live one finishes on its own.
+    expect(await waitFor(() => relay.sessionCount === 1, 2000)).toBe(true);
+    live.ws.close(1000);
+    await drained;
+    expect(Date.now() - t0).toBeLessThan(3000);
+  });
+
+  it('closes a WebTransport session that sends a datagram over maxDatagramBytes with 4413', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-cert-'));
+    const cert = makeCertificate(dir);
+    const { relay } = await startRelay({ wtPort: 0, certFile: cert.certFile, keyFile: cert.keyFile, maxDatagramBytes: 1000 });
+    const a = relay.addresses();
+    // 1 100 bytes fit a QUIC datagram from the first packet on (1 200-byte initial MTU) but not the relay's limit.
+    const client = spawn(WT_CLIENT, ['--url', `${a.webTransportUrl}?token=${token()}`, '--hash', a.certHashes[0]!, '--conn-id', '4413', '--count', '1', '--size', '1100', '--wait-ms', '1000'], { stdio: 'ignore' });
+    await new Promise((r) => client.once('exit', r));
+    const text = await relay.metrics.registry.metrics();
+    expect(text).toMatch(/ricochet_relay_rejected_total\{code="RELAY_ERR_DATAGRAM_TOO_LARGE"\} 1/);
+  });
+
+  it('reloads the WebTransport certificate when its files change, with no restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-cert-'));
+    const first = makeCertificate(dir, 'live');
+    const { relay } = await startRelay({ wtPort: 0, certFile: first.certFile, keyFile: first.keyFile, certReloadMs: 1000 });
+    const before = relay.addresses().certHashes[0];
+    await sleep(50);
+    makeCertificate(dir, 'live'); // a renewal writes new files in place
+    expect(await waitFor(() => relay.addresses().certHashes[0] !== before, 5000)).toBe(true);
+    expect(relay.addresses().certHashes[0]).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
