@@ -1,14 +1,16 @@
 // Relay costs, measured on a relay child process through its /metrics:
 // memory per idle WebSocket session, and CPU per datagram forwarded
 // (WebSocket → UDP backend). Prints one JSON line. Loopback only.
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { mintToken } from '../relay/dist/index.js';
+import { dataDatagram, helloDatagram } from './ricochet-packets.mjs';
 
-const SECRET = 'bench-secret-0123456789';
+const SECRET = randomBytes(32).toString('base64url');
 const IDLE = Number(process.argv[2] ?? 1000);
 const DATAGRAMS = Number(process.argv[3] ?? 200_000);
 const CLIENTS = 8;
@@ -20,9 +22,9 @@ sink.on('message', () => received++);
 const backend = `127.0.0.1:${sink.address().port}`;
 
 const cli = fileURLToPath(new URL('../relay/dist/cli.js', import.meta.url));
-const relay = spawn(process.execPath, [cli, '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', '--wt-port=-1', '--max-datagrams-per-second', '1000000', '--max-bytes-per-second', '1000000000', '--idle-timeout-ms', '600000'], {
+const relay = spawn(process.execPath, [cli, '--allow-backends', backend, '--http-port', '0', '--wt-port=-1', '--max-datagrams-per-second', '1000000', '--max-bytes-per-second', '1000000000', '--idle-timeout-ms', '600000'], {
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+  env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', RICOCHET_RELAY_TOKEN_SECRET: SECRET },
 });
 const info = await new Promise((resolve) => {
   createInterface({ input: relay.stdout }).on('line', (l) => {
@@ -40,17 +42,12 @@ async function metric(name) {
   const m = text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm'));
   return m ? Number(m[1]) : NaN;
 }
-const hello = (id) => {
-  const b = Buffer.alloc(100);
-  b[0] = 4; // DATA: the relay checks only type and connection ID
-  b.writeUInt32LE(id, 1);
-  return b;
-};
+// A session starts with a HELLO; then DATA, of which the relay reads only the header.
 const open = (id) =>
   new Promise((resolve, reject) => {
     const ws = new WebSocket(`${info.webSocketUrl}?token=${mintToken(SECRET, { sub: `u${id}`, backend, ttlSeconds: 600 })}`);
     ws.on('open', () => {
-      ws.send(hello(id));
+      ws.send(helloDatagram(id));
       resolve(ws);
     });
     ws.on('error', reject);
@@ -80,7 +77,7 @@ const f0 = await toBackend();
 const t0 = performance.now();
 await Promise.all(
   clients.map(async (ws, i) => {
-    const d = hello(100_000 + i);
+    const d = dataDatagram(100_000 + i);
     for (let n = 0; n < DATAGRAMS / CLIENTS; n++) {
       ws.send(d);
       if (n % 500 === 499 || ws.bufferedAmount > 1 << 20) await new Promise((r) => setImmediate(r));

@@ -14,6 +14,12 @@ const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
 // only S2's three-hop goodput (bench/s2.mjs). Both need root. Without
 // either flag every scenario runs, S1 and S2 included when root.
 const argv = process.argv.slice(2);
+// `--hostile [--seconds N]`: only the relay under attack (bench/hostile.mjs).
+if (argv.includes('--hostile')) {
+  const { runHostile } = await import('../bench/hostile.mjs');
+  const { failed } = await runHostile();
+  process.exit(failed ? 1 : 0);
+}
 const only = { s1: argv.includes('--s1'), s2: argv.includes('--s2') };
 const scenarioArgs = argv.filter((a) => a !== '--s1' && a !== '--s2');
 async function runLabScenarios() {

@@ -13,6 +13,7 @@
 // (4), _RATE (6,000/s) and _SECONDS (8) set the load: at 4 × 6,000 the relay
 // is a third busy and its wake-ups cost more per datagram than at saturation
 // (8 × 6,000 here: ~105 k per CPU-second, but a fifth of them lost).
+import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
@@ -20,9 +21,10 @@ import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
 import { ARCADE } from './build.mjs';
 import { cpuSeconds } from './proc-cpu.mjs';
+import { helloDatagram } from '../../../bench/ricochet-packets.mjs';
 
 const ROOT = join(ARCADE, '..', '..');
-const SECRET = 'bench-secret-0123456789';
+const SECRET = randomBytes(32).toString('base64url');
 const CLIENTS = 8;
 const MESSAGES = Number(process.env.ARCADE_BENCH_RELAY_MESSAGES ?? 200_000);
 /** Messages each client keeps in flight (a window, so neither side buffers without bound). */
@@ -59,7 +61,7 @@ function hello(ws, connId) {
   return new Promise((resolve, reject) => {
     ws.once('message', () => resolve());
     ws.once('close', (code, reason) => reject(new Error(`relay closed the session: ${code} ${reason}`)));
-    ws.send(packet(connId, 1));
+    ws.send(helloDatagram(connId));
   });
 }
 
@@ -108,8 +110,8 @@ const backend = `127.0.0.1:${echo.address().port}`;
 async function startRelay(wtPort) {
   const proc = spawn(
     process.execPath,
-    [join(ROOT, 'relay', 'dist', 'cli.js'), '--token-secret', SECRET, '--allow-backends', backend, '--http-port', '0', `--wt-port=${wtPort}`, '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' } },
+    [join(ROOT, 'relay', 'dist', 'cli.js'), '--allow-backends', backend, '--http-port', '0', `--wt-port=${wtPort}`, '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', RICOCHET_RELAY_TOKEN_SECRET: SECRET } },
   );
   return { proc, info: await firstJsonLine(proc, (m) => m.event === 'listening') };
 }
