@@ -112,6 +112,19 @@ pub fn verify_attestation<'a>(key: &AttestKey, conn_id: u32, session_key: &Sessi
     Some(Attested { claims, payload: client })
 }
 
+/// The client's own payload inside a well-formed attestation, unverified,
+/// for a server without a relay key: it trusts no claims, but an
+/// application behind a relay still gets the payload its client sent.
+/// None if `payload` is no attestation.
+pub fn unwrap_unverified(payload: &[u8]) -> Option<&[u8]> {
+    let rest = payload.strip_prefix(&MAGIC)?;
+    let body_len = rest.len().checked_sub(MAC_LEN)?;
+    let mut r = Reader::new(&rest[..body_len]);
+    let claims = r.len_prefixed().ok()?;
+    let client = r.len_prefixed().ok()?;
+    (r.is_empty() && claims.len() <= MAX_CLAIMS_LEN).then_some(client)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-use crate::attest::{verify_attestation, NOT_ADMITTED};
+use crate::attest::{unwrap_unverified, verify_attestation, NOT_ADMITTED};
 use crate::auth::{ct_eq, Direction, SessionKey, TagKey};
 use crate::config::{ConfigError, ServerConfig};
 use crate::connection::Connection;
@@ -145,7 +145,8 @@ impl Server {
         // With a relay key, only relay-admitted clients go further; the
         // payload limit then applies to the client's own payload.
         let (payload, claims) = match &self.config.relay_key {
-            None => (payload, None),
+            // No key: no claims, but the client's own payload, relayed or not.
+            None => (unwrap_unverified(payload).unwrap_or(payload), None),
             Some(relay_key) => match verify_attestation(relay_key, conn_id, &key, payload) {
                 Some(a) => (a.payload, Some(Box::from(a.claims))),
                 None => {
