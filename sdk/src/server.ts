@@ -94,6 +94,16 @@ function relayKeyOption(o: ServerOptions): Uint8Array | null {
   return null;
 }
 
+/**
+ * Most handshakes (connect requests pending, rejected, timed out) whose
+ * sender's address is kept. A flood of HELLOs with fresh IDs evicts the
+ * oldest: their answer was a REJECT of at most their size, or nothing.
+ */
+export const MAX_HANDSHAKE_PEERS = 4096;
+
+/** First byte of a REJECT (WIRE.md): the connection ID will not become a connection. */
+const PACKET_REJECT = 0x03;
+
 const DISCONNECT_CODES: Record<string, ErrorCode> = {
   local: 'RICOCHET_ERR_CLOSED_LOCALLY',
   peer: 'RICOCHET_ERR_CLOSED_BY_PEER',
@@ -104,7 +114,16 @@ export class Server extends Emitter<ServerEvents> {
   private core: CoreServer | null;
   private readonly clock: Clock;
   private readonly decide: NonNullable<ServerOptions['onConnectRequest']>;
+  /** Where each live connection's datagrams last came from. */
   private readonly peers = new Map<number, Peer>();
+  /** The same for handshakes that are not (yet) connections; bounded, oldest first. */
+  private readonly handshakes = new Map<number, Peer>();
+  /**
+   * A live connection's new peer, challenged by the core (path validation):
+   * the session moves there only once it answers, since its key holder
+   * could have sent from anywhere.
+   */
+  private readonly candidates = new Map<number, Peer>();
   private readonly live = new Set<number>();
   private readonly relayed: boolean;
   private cancelTimer: (() => void) | null = null;
@@ -119,7 +138,9 @@ export class Server extends Emitter<ServerEvents> {
     const cfg = coreConfig(options, 65507, false);
     try {
       if (relayKey !== null) cfg.setRelayKey(relayKey);
-      this.core = new (wasm().Server)(cfg);
+      // WELCOME nonces derive from it: predictable ones would let a spoofed
+      // address pass for validated.
+      this.core = new (wasm().Server)(cfg, globalThis.crypto.getRandomValues(new Uint8Array(32)));
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
     } finally {
@@ -133,12 +154,15 @@ export class Server extends Emitter<ServerEvents> {
     transport.onDatagram((d) => this.handleDatagram(d, peer));
   }
 
-  /** Feed a datagram that arrived from `peer`. */
+  /**
+   * Feed a datagram that arrived from `peer`. Pass the same `Peer` object for
+   * every datagram from one address or transport: a new object is a new path.
+   */
   handleDatagram(datagram: Uint8Array, peer: Peer): void {
     const core = this.core;
     if (core === null) return;
     const id = core.handleDatagram(this.clock.now(), writeIn(core, datagram));
-    if (id !== 0) this.peers.set(id, peer);
+    if (id !== 0) this.notePeer(core, id, peer, datagram.length);
     this.flush();
   }
 
@@ -221,6 +245,29 @@ export class Server extends Emitter<ServerEvents> {
     this.core = null;
   }
 
+  private notePeer(core: CoreServer, id: number, peer: Peer, len: number): void {
+    if (this.live.has(id)) {
+      const current = this.peers.get(id);
+      if (current === undefined || current === peer) this.peers.set(id, peer);
+      else if (this.candidates.get(id) === peer) core.candidateDatagram(id, len);
+      else if (core.pathChanged(this.clock.now(), id, len)) this.candidates.set(id, peer);
+      else {
+        // Not validated yet: the core's 3× limit covers any peer.
+        this.peers.set(id, peer);
+        this.candidates.delete(id);
+      }
+      return;
+    }
+    this.handshakes.delete(id); // re-inserted last: the newest
+    this.handshakes.set(id, peer);
+    if (this.handshakes.size > MAX_HANDSHAKE_PEERS) this.handshakes.delete(this.handshakes.keys().next().value!);
+  }
+
+  /** Peers kept, live connections and handshakes (for tests and metrics). */
+  peerCount(): number {
+    return this.peers.size + this.handshakes.size + this.candidates.size;
+  }
+
   private scheduleFlush(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
@@ -234,8 +281,20 @@ export class Server extends Emitter<ServerEvents> {
     const core = this.core;
     if (core === null) return;
     const now = this.clock.now();
+    // A validated candidate is the peer from now on (before sending: the core
+    // probes it at once); an abandoned one is forgotten.
+    for (let ev = core.pollPathEvent(); ev !== 0; ev = core.pollPathEvent()) {
+      const id = core.pathEventConn();
+      const peer = this.candidates.get(id);
+      this.candidates.delete(id);
+      if (ev === 1 && peer !== undefined) this.peers.set(id, peer);
+    }
     for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
-      this.peers.get(core.txConn())?.send(viewOut(core.txPtr(), n));
+      const id = core.txConn();
+      const d = viewOut(core.txPtr(), n);
+      (core.txToCandidate() ? this.candidates.get(id) : (this.peers.get(id) ?? this.handshakes.get(id)))?.send(d);
+      // A REJECT ends the handshake: a repeat of its HELLO notes the peer again.
+      if (d[0] === PACKET_REJECT) this.handshakes.delete(id);
     }
     for (let kind = core.pollEvent(); kind !== EV.NONE; kind = core.pollEvent()) {
       this.dispatch(core, kind);
@@ -269,10 +328,14 @@ export class Server extends Emitter<ServerEvents> {
         if (verdict !== undefined) this.scheduleFlush();
         break;
       }
-      case EV.CONNECTED:
+      case EV.CONNECTED: {
         this.live.add(id);
+        const peer = this.handshakes.get(id);
+        this.handshakes.delete(id);
+        if (peer !== undefined) this.peers.set(id, peer);
         this.emit('connection', { id, claims: this.claims(id) });
         break;
+      }
       case EV.MESSAGE:
         this.emit('message', { id, channel: core.eventChannel(), data: readOut(core.eventPtr(), core.eventLen()) });
         break;
@@ -286,6 +349,8 @@ export class Server extends Emitter<ServerEvents> {
         const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
         this.live.delete(id);
         this.peers.delete(id);
+        this.handshakes.delete(id);
+        this.candidates.delete(id);
         const reason = readText(core.eventPtr(), core.eventLen());
         this.emit('disconnect', { id, kind: k, code: DISCONNECT_CODES[k] ?? 'RICOCHET_ERR_CLOSED_LOCALLY', closeCode: core.eventCloseCode(), reason });
         break;

@@ -100,6 +100,7 @@ describe('WebSocket fallback keeps unreliable meaning over TCP', () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     expect(conn.state).toBe('open');
+    pump(); // the client's first DATA (its PING on WELCOME) proves its address
     const received: number[] = [];
     server.on('message', ({ data }) => received.push(data[0]!));
     const lost: number[] = [];

@@ -40,6 +40,8 @@ export interface WelcomePacket {
   connection_id: number;
   version: number;
   tag: string;
+  /** The server's nonce N (8 bytes, hex): the client → server key mixes it in. */
+  nonce: string;
 }
 
 export interface RejectPacket {
@@ -101,7 +103,13 @@ export interface LossReportFrame {
   burst: number;
 }
 
-export type Frame = AckFrame | PingFrame | CloseFrame | MessagesFrame | FragmentFrame | RepairFrame | LossReportFrame;
+/** PATH_CHALLENGE (server → client) or PATH_RESPONSE (its echo): 8 bytes of data. */
+export interface PathFrame {
+  type: 'PATH_CHALLENGE' | 'PATH_RESPONSE';
+  data: string;
+}
+
+export type Frame = AckFrame | PingFrame | CloseFrame | MessagesFrame | FragmentFrame | RepairFrame | LossReportFrame | PathFrame;
 
 export interface DataPacket {
   type: 'DATA';
@@ -127,6 +135,7 @@ const MIN_PARITY_BYTES = 6; // u16 body_length + u32 check
 const DATA_HEADER_BYTES = 15;
 const SESSION_KEY_BYTES = 16;
 const TAG_BYTES = 8;
+const NONCE_BYTES = 8;
 
 const utf8 = new TextDecoder('utf-8'); // WIRE.md does not say invalid UTF-8 is a drop reason: decode lossily.
 
@@ -259,8 +268,9 @@ function decodeWelcome(r: Reader): WelcomePacket {
   const connection_id = connectionId(r);
   const version = r.u16('version');
   const tag = toHex(r.take(TAG_BYTES, 'tag'));
+  const nonce = toHex(r.take(NONCE_BYTES, 'nonce'));
   if (r.remaining !== 0) r.fail(`${r.remaining} bytes after WELCOME`);
-  return { type: 'WELCOME', connection_id, version, tag };
+  return { type: 'WELCOME', connection_id, version, tag, nonce };
 }
 
 function decodeReject(r: Reader): RejectPacket {
@@ -366,6 +376,10 @@ function decodeData(r: Reader): DataPacket {
         break;
       case 0x21:
         frames.push(decodeLossReport(r));
+        break;
+      case 0x30:
+      case 0x31:
+        frames.push({ type: frameType === 0x30 ? 'PATH_CHALLENGE' : 'PATH_RESPONSE', data: toHex(r.take(8, 'path data')) });
         break;
       default:
         r.fail(`unknown frame type 0x${frameType.toString(16).padStart(2, '0')}`, at);
@@ -504,13 +518,25 @@ export function siphash24(k0: bigint, k1: bigint, msg: Uint8Array): bigint {
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
-/** A direction's tag key from the session key: 1 client → server, 2 server → client. */
-export function tagKey(sessionKey: Uint8Array, direction: 1 | 2): [bigint, bigint] {
+/**
+ * A direction's tag key from the session key: 2 server → client; 1 client →
+ * server, which also mixes in the server's nonce N from WELCOME.
+ */
+export function tagKey(sessionKey: Uint8Array, direction: 1, nonce: Uint8Array): [bigint, bigint];
+export function tagKey(sessionKey: Uint8Array, direction: 2): [bigint, bigint];
+export function tagKey(sessionKey: Uint8Array, direction: 1 | 2, nonce?: Uint8Array): [bigint, bigint] {
   const k0 = le64(sessionKey, 0);
   const k1 = le64(sessionKey, 8);
   const label = new TextEncoder().encode('ricochet-3');
-  const half = (h: number) => siphash24(k0, k1, Uint8Array.from([...label, direction, h]));
+  const n = direction === 1 ? [...nonce!] : [];
+  if (n.length !== (direction === 1 ? NONCE_BYTES : 0)) throw new Error('tagKey: client → server needs the 8-byte nonce');
+  const half = (h: number) => siphash24(k0, k1, Uint8Array.from([...label, direction, h, ...n]));
   return [half(0), half(1)];
+}
+
+/** The number a WELCOME's tag covers: its nonce read as a little-endian u64. */
+export function welcomeNumber(nonce: Uint8Array): bigint {
+  return le64(nonce, 0);
 }
 
 /** The tag of a packet: SipHash-2-4 over type ‖ connection ID ‖ number (u64) ‖ length (u32). */

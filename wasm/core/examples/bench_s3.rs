@@ -37,7 +37,7 @@ struct Result {
 
 fn run(messages: u64, size: usize, per_tick: u64) -> Result {
     let mut client = Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(1), b"").expect("valid config");
-    let mut server = Server::new(ServerConfig::default()).expect("valid config");
+    let mut server = Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).expect("valid config");
     let mut buf = vec![0u8; 1500];
     let mut now = 0u64;
     // Handshake.

@@ -8,6 +8,8 @@
 //! covers the header only (type, connection ID, full packet number, length):
 //! constant cost per packet; the payload's integrity is the transport's job.
 
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use siphasher::sip::SipHasher24;
 
 /// Bytes of the session key carried in HELLO.
@@ -21,6 +23,15 @@ pub const CLIENT_ENTROPY_LEN: usize = 4 + KEY_LEN;
 
 /// The client's 128-bit session key, as sent in HELLO.
 pub type SessionKey = [u8; KEY_LEN];
+
+/// Bytes of the server's nonce N in WELCOME (see `TagKey::derive_client`).
+pub const NONCE_LEN: usize = 8;
+/// Bytes of the secret a server derives its nonces from.
+pub const SERVER_SECRET_LEN: usize = 32;
+/// The server's per-connection nonce, sent in WELCOME.
+pub type Nonce = [u8; NONCE_LEN];
+/// A server's secret (from OS randomness, supplied by the host).
+pub type ServerSecret = [u8; SERVER_SECRET_LEN];
 
 /// Which way a packet travels; each direction has its own tag key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +54,21 @@ impl TagKey {
         let mut msg = [0u8; 12];
         msg[..10].copy_from_slice(LABEL);
         msg[10] = dir as u8;
+        let k0 = h.hash(&msg);
+        msg[11] = 1;
+        TagKey(k0, h.hash(&msg))
+    }
+
+    /// The client → server key: as `derive` with the server's nonce N from
+    /// WELCOME appended, `SipHash-2-4(K, label ‖ 0x01 ‖ half ‖ N)`. K is the
+    /// client's choice and proves nothing about its address; a packet
+    /// tagged under N proves its sender received the WELCOME there.
+    pub fn derive_client(key: &SessionKey, nonce: &Nonce) -> TagKey {
+        let h = SipHasher24::new_with_key(key);
+        let mut msg = [0u8; 12 + NONCE_LEN];
+        msg[..10].copy_from_slice(LABEL);
+        msg[10] = Direction::ClientToServer as u8;
+        msg[12..].copy_from_slice(nonce);
         let k0 = h.hash(&msg);
         msg[11] = 1;
         TagKey(k0, h.hash(&msg))
@@ -98,19 +124,43 @@ pub struct SessionKeys {
 }
 
 impl SessionKeys {
-    /// Keys of the side that sends in `tx_dir`.
-    pub fn new(key: SessionKey, tx_dir: Direction) -> SessionKeys {
-        let rx_dir = match tx_dir {
-            Direction::ClientToServer => Direction::ServerToClient,
-            Direction::ServerToClient => Direction::ClientToServer,
-        };
-        SessionKeys { key, tx: TagKey::derive(&key, tx_dir), rx: TagKey::derive(&key, rx_dir) }
+    /// Keys of the side that sends in `tx_dir`, under the server's nonce
+    /// (a client learns it from WELCOME; until then it sends no DATA).
+    pub fn new(key: SessionKey, tx_dir: Direction, nonce: &Nonce) -> SessionKeys {
+        let up = TagKey::derive_client(&key, nonce);
+        let down = TagKey::derive(&key, Direction::ServerToClient);
+        match tx_dir {
+            Direction::ClientToServer => SessionKeys { key, tx: up, rx: down },
+            Direction::ServerToClient => SessionKeys { key, tx: down, rx: up },
+        }
     }
 
     /// Whether `other` is this session's key, in constant time.
     pub fn same_key(&self, other: &SessionKey) -> bool {
         ct_eq(&self.key, other)
     }
+}
+
+/// The number a WELCOME's tag covers: its nonce, read little-endian (so the
+/// tag vouches for the nonce too).
+pub fn welcome_number(nonce: &Nonce) -> u64 {
+    u64::from_le_bytes(*nonce)
+}
+
+/// An unpredictable 8-byte value for connection `id` (its nonce, or a path
+/// challenge): HMAC-SHA256 under the server's secret over a label, the ID,
+/// the session key and a counter the server never repeats, truncated. Only
+/// the server reads it back, so it is not part of the wire format.
+pub fn server_nonce(secret: &ServerSecret, label: &[u8], id: u32, key: &SessionKey, counter: u64) -> Nonce {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(label);
+    mac.update(&id.to_le_bytes());
+    mac.update(key);
+    mac.update(&counter.to_le_bytes());
+    let out = mac.finalize().into_bytes();
+    let mut n = [0u8; NONCE_LEN];
+    n.copy_from_slice(&out[..NONCE_LEN]);
+    n
 }
 
 /// Equal-length byte strings compared without an early exit.
@@ -145,7 +195,7 @@ mod tests {
 
     #[test]
     fn tags_differ_by_direction_number_and_length() {
-        let keys = SessionKeys::new([7; 16], Direction::ClientToServer);
+        let keys = SessionKeys::new([7; 16], Direction::ClientToServer, &[1; NONCE_LEN]);
         let t = keys.tx.tag(4, 9, 1, 100);
         assert_ne!(t, keys.rx.tag(4, 9, 1, 100));
         assert_ne!(t, keys.tx.tag(4, 9, 1 + (1 << 16), 100));
@@ -158,5 +208,13 @@ mod tests {
         assert!(keys.tx.verify(&p, 1), "the body is not covered");
         p.push(0);
         assert!(!keys.tx.verify(&p, 1), "the length is");
+    }
+
+    #[test]
+    fn the_client_key_depends_on_the_servers_nonce() {
+        let a = SessionKeys::new([7; 16], Direction::ClientToServer, &[1; NONCE_LEN]);
+        let b = SessionKeys::new([7; 16], Direction::ClientToServer, &[2; NONCE_LEN]);
+        assert_ne!(a.tx, b.tx);
+        assert_eq!(a.rx, b.rx, "server → client keys need no nonce");
     }
 }

@@ -1,17 +1,19 @@
 //! One connection's state machine: handshake, lifecycle, acknowledgement
 //! and message delivery. Packet assembly lives in `packetizer.rs`, loss
-//! recovery in `loss.rs` and `early_resend.rs`; this file handles inputs,
-//! timers and events.
+//! recovery in `loss.rs` and `early_resend.rs`, return routability in
+//! `amplify.rs`; this file handles inputs, timers and events.
 
 use std::collections::VecDeque;
 
 use crate::ack::ReceivedPackets;
-use crate::auth::{self, Direction, SessionKey, SessionKeys, CLIENT_ENTROPY_LEN};
+use crate::amplify::AmpLimit;
+use crate::auth::{self, Direction, Nonce, SessionKey, SessionKeys, CLIENT_ENTROPY_LEN, NONCE_LEN};
 use crate::config::{ChannelConfig, Config};
 use crate::congestion::{self, AckEvent, CongestionController, DeliveryRate, Pacer};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
+use crate::path::PathState;
 use crate::pn_bound::PnRoom;
 use crate::recv_channel::{Accept, Limits, RecvChannel};
 use crate::rtt::RttEstimator;
@@ -51,6 +53,12 @@ pub struct Connection {
     pub(crate) conn_id: u32,
     /// Session key and the tag keys derived from it.
     pub(crate) keys: SessionKeys,
+    /// The server's nonce (from WELCOME, for a client; zeros before it).
+    pub(crate) nonce: Nonce,
+    /// What a server may send before its client proved its address.
+    pub(crate) amp: AmpLimit,
+    /// Path validation (see `path`).
+    pub(crate) path: PathState,
     pub(crate) handshake_payload: Vec<u8>,
     pub(crate) hello_sends: u32,
     pub(crate) hello_due: bool,
@@ -107,8 +115,10 @@ impl Connection {
         }
         let (conn_id, key) = auth::split_entropy(entropy);
         let channels = config.channels.clone();
-        let keys = SessionKeys::new(key, Direction::ClientToServer);
-        let mut c = Connection::new(config, Side::Client, conn_id, keys, channels, now);
+        // The client → server key waits for WELCOME's nonce (no DATA before it).
+        let nonce = [0; NONCE_LEN];
+        let keys = SessionKeys::new(key, Direction::ClientToServer, &nonce);
+        let mut c = Connection::new(config, Side::Client, conn_id, keys, nonce, channels, now);
         c.handshake_payload = handshake.to_vec();
         c.hello_due = true;
         c.timers.set(Timer::Handshake, now + c.config.handshake_timeout_us);
@@ -116,7 +126,8 @@ impl Connection {
     }
 
     /// Server side, created by `Server::accept` after a valid HELLO.
-    pub(crate) fn accepted(config: Config, conn_id: u32, key: SessionKey, kinds: &[ChannelKind], now: u64) -> Connection {
+    /// `nonce`: unpredictable, for WELCOME; `hello_bytes`: received so far.
+    pub(crate) fn accepted(config: Config, conn_id: u32, key: SessionKey, kinds: &[ChannelKind], now: u64, nonce: Nonce, hello_bytes: usize) -> Connection {
         // Kinds come from HELLO; a latency target set for the same index and
         // kind in the server's config applies to what the server sends.
         let channels = kinds
@@ -127,15 +138,16 @@ impl Connection {
                 ChannelConfig::new(k).with_latency_target_us(target)
             })
             .collect();
-        let keys = SessionKeys::new(key, Direction::ServerToClient);
-        let mut c = Connection::new(config, Side::Server, conn_id, keys, channels, now);
+        let keys = SessionKeys::new(key, Direction::ServerToClient, &nonce);
+        let mut c = Connection::new(config, Side::Server, conn_id, keys, nonce, channels, now);
+        c.amp = AmpLimit::unvalidated(hello_bytes as u64);
         c.state = State::Connected;
         c.welcome_due = true;
         c.events.push_back(Event::Connected);
         c
     }
 
-    fn new(mut config: Config, side: Side, conn_id: u32, keys: SessionKeys, channels: Vec<ChannelConfig>, now: u64) -> Connection {
+    fn new(mut config: Config, side: Side, conn_id: u32, keys: SessionKeys, nonce: Nonce, channels: Vec<ChannelConfig>, now: u64) -> Connection {
         config.channels = channels;
         let mut channel_order: Vec<u8> = (0..config.channels.len() as u8).collect();
         channel_order.sort_by_key(|&i| (core::cmp::Reverse(config.channels[i as usize].priority), i));
@@ -145,6 +157,9 @@ impl Connection {
             state: State::Connecting,
             conn_id,
             keys,
+            nonce,
+            amp: AmpLimit::validated(),
+            path: PathState::default(),
             handshake_payload: Vec::new(),
             hello_sends: 0,
             hello_due: false,
@@ -351,6 +366,7 @@ impl Connection {
         }
         // Before anything looks at the packet: only the peer may change state.
         let pn = self.authenticate(datagram)?;
+        self.on_authentic_data()?;
         if self.state == State::Closing {
             self.close_due = true;
             return Ok(());
@@ -421,10 +437,6 @@ impl Connection {
                 }
             }
         }
-        if self.state == State::Connecting {
-            // Valid data before WELCOME: the WELCOME was lost; the server accepted.
-            self.on_connected(now);
-        }
         if self.received.is_duplicate(pn) {
             self.stats.duplicates += 1;
             // Re-acknowledge: our earlier ACK may have been lost.
@@ -474,16 +486,18 @@ impl Connection {
         match &hs {
             // A server's replies carry a tag (number 0): a forged WELCOME or
             // REJECT must not end or open a connecting client.
-            Handshake::Welcome { .. } | Handshake::Reject { .. } if !self.keys.rx.verify(datagram, 0) => {
+            Handshake::Welcome { nonce, .. } if !self.keys.rx.verify(datagram, auth::welcome_number(nonce)) => {
                 return Err(DropReason::Unauthenticated);
             }
+            Handshake::Reject { .. } if !self.keys.rx.verify(datagram, 0) => return Err(DropReason::Unauthenticated),
             // A HELLO under our ID with another key is someone else's.
             Handshake::Hello { key, .. } if !self.keys.same_key(key) => return Err(DropReason::Unauthenticated),
             _ => {}
         }
         match (self.side, hs) {
-            (Side::Client, Handshake::Welcome { .. }) => {
+            (Side::Client, Handshake::Welcome { nonce, .. }) => {
                 if self.state == State::Connecting {
+                    self.on_welcome_nonce(nonce);
                     if self.hello_sends == 1 {
                         // Unambiguous sample: HELLO was sent exactly once.
                         let sent_at = self.timers.get(Timer::Handshake).map_or(now, |t| t - self.config.handshake_timeout_us);
@@ -506,6 +520,7 @@ impl Connection {
                 if self.state == State::Connected {
                     self.welcome_due = true;
                 }
+                self.amp.on_received(datagram.len());
                 self.last_received = now;
                 Ok(())
             }
@@ -536,6 +551,8 @@ impl Connection {
                 true
             }
             Frame::Ping => true,
+            Frame::PathChallenge(data) => self.on_path_frame(now, rebuilt, true, data),
+            Frame::PathResponse(data) => self.on_path_frame(now, rebuilt, false, data),
             Frame::Repair { first_pn, count, parity } => {
                 let first = expand_u16(first_pn, pn);
                 // Only packets before this one can be protected by it.
@@ -680,6 +697,9 @@ impl Connection {
         if self.timers.expire(Timer::Repair, now) {
             self.fec.tx.on_timeout(now);
         }
+        if self.timers.expire(Timer::PathChallenge, now) {
+            self.on_path_timeout(now);
+        }
         if self.timers.expire(Timer::Pacing, now) {
             self.paced_until = None;
         }
@@ -728,6 +748,7 @@ impl Connection {
             self.timers.set(Timer::Probe, self.last_eliciting_sent + pto);
         }
         self.hold_timers_at_bound();
+        self.hold_timers_unvalidated();
     }
 
     /// Earliest time `handle_timeout` must be called; None = no timer.

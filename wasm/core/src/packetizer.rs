@@ -3,6 +3,7 @@
 //! by channel priority, coalescing consecutive small messages of a channel
 //! into one MESSAGES frame.
 
+use crate::auth::welcome_number;
 use crate::connection::{Connection, Side, State};
 use crate::fec::encoder::PROTECTED_RESERVE;
 use crate::fec::loss_meter;
@@ -10,6 +11,9 @@ use crate::pn_bound::PnRoom;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};
+
+/// Smallest datagram worth sending but a WELCOME (which needs 23 bytes).
+const MIN_DATAGRAM: usize = 64;
 
 /// Most messages in one MESSAGES frame (its count is a one-byte varint).
 const MAX_RUN: u8 = 127;
@@ -57,20 +61,31 @@ impl Connection {
     /// None when nothing is due now. Call repeatedly until None after every
     /// input, command or timeout. `buf` should hold `max_datagram_size` bytes.
     pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<usize> {
+        self.path.to_candidate = false;
         let max = buf.len().min(self.config.max_datagram_size);
-        if max < 64 {
+        if max < MIN_DATAGRAM {
             return None;
         }
+        if self.state == State::Connected && self.path.check.is_some() {
+            if let Some(n) = self.transmit_challenge(buf) {
+                self.refresh_timers();
+                return Some(n);
+            }
+        }
+        // Until the client proves its address, what is left of 3× what it sent.
+        let max = max.min(self.amp.allowance());
         let pn = self.next_pn;
         let mut w = Writer::new(&mut buf[..max]);
         let n = match self.state {
             State::Drained => None,
+            State::Connected if self.welcome_due => {
+                let sent = wire::encode_welcome(&mut w, self.conn_id, &self.nonce);
+                self.welcome_due &= !sent;
+                sent.then_some(w.len())
+            }
+            _ if max < MIN_DATAGRAM => None,
             State::Connecting => self.transmit_hello(now, &mut w),
             State::Closing => self.transmit_close(now, &mut w),
-            State::Connected if self.welcome_due => {
-                self.welcome_due = false;
-                wire::encode_welcome(&mut w, self.conn_id).then_some(w.len())
-            }
             State::Connected => self.transmit_data(now, &mut w),
         };
         if let Some(n) = n {
@@ -78,9 +93,10 @@ impl Connection {
             // its length). Each DATA transmit numbers exactly one packet `pn`.
             match buf[0] {
                 wire::PACKET_DATA => self.keys.tx.seal(&mut buf[..n], pn),
-                wire::PACKET_WELCOME => self.keys.tx.seal(&mut buf[..n], 0),
+                wire::PACKET_WELCOME => self.keys.tx.seal(&mut buf[..n], welcome_number(&self.nonce)),
                 _ => {}
             }
+            self.amp.on_sent(n);
             self.stats.packets_out += 1;
             self.stats.bytes_out += n as u64;
         }
@@ -151,6 +167,7 @@ impl Connection {
             self.ping_due = false;
             eliciting = true;
         }
+        eliciting |= self.write_path_response(w);
         let probing = self.probes_due > 0;
         let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.cc.window();
         // Pacing: with window room, data still waits until the pacer allows it.

@@ -3,7 +3,7 @@
 //! so a minute of traffic runs in milliseconds. The tests, the demo and the
 //! benchmarks all drive the core through this.
 
-use crate::auth::CLIENT_ENTROPY_LEN;
+use crate::auth::{ServerSecret, CLIENT_ENTROPY_LEN};
 use crate::config::{Config, ServerConfig};
 use crate::connection::Connection;
 use crate::event::Event;
@@ -42,7 +42,7 @@ impl Pair {
             now: 0,
             // Configs come from tests and benches; invalid ones are a bug there.
             client: Connection::client(client, 0, &insecure_seeded_entropy(seed), handshake).expect("valid client config"),
-            server: Server::new(server).expect("valid server config"),
+            server: Server::new(server, &TEST_SERVER_SECRET).expect("valid server config"),
             net: Duplex::new(profile, seed ^ 0x5eed),
             client_events: Vec::new(),
             server_events: Vec::new(),
@@ -173,6 +173,10 @@ impl Pair {
         messages(self.server_events.iter().map(|(_, e)| e), channel)
     }
 }
+
+/// A fixed server secret for tests and simulations. Never for a real
+/// server: whoever knows it predicts every nonce (see `Server::new`).
+pub const TEST_SERVER_SECRET: ServerSecret = [0x5e; 32];
 
 /// Client entropy derived from a seed, so simulations and tests replay
 /// exactly. **Never use it for a real connection**: the session key it

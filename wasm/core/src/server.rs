@@ -6,11 +6,12 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use crate::attest::{unwrap_unverified, verify_attestation, NOT_ADMITTED};
-use crate::auth::{ct_eq, Direction, SessionKey, TagKey};
+use crate::auth::{ct_eq, server_nonce, Direction, ServerSecret, SessionKey, TagKey};
 use crate::config::{ConfigError, ServerConfig};
 use crate::connection::Connection;
 use crate::error::{DropReason, SendError};
 use crate::event::{Event, MessageId};
+use crate::path::PathEvent;
 use crate::wire::{self, ChannelKind, Handshake, Writer, PROTOCOL_VERSION};
 
 /// A connection ID, as chosen by the client.
@@ -21,6 +22,8 @@ struct Pending {
     key: SessionKey,
     /// Size of the HELLO: a REJECT in answer may not be larger.
     hello_len: usize,
+    /// Bytes of every HELLO with this key so far (the amplification budget).
+    received: usize,
     since: u64,
     /// Relay-verified claims (only with a relay key).
     claims: Option<Box<[u8]>>,
@@ -61,17 +64,34 @@ pub struct Server {
     /// IDs of connections that ended, refused until the given time: a stale
     /// or replayed HELLO must not open a second connection under an ID whose
     /// client may still be running (it would splice two streams into one).
-    retired: BTreeMap<ConnectionId, u64>,
+    /// The key says whose: only that client is answered.
+    retired: BTreeMap<ConnectionId, (u64, SessionKey)>,
+    /// Host-supplied entropy the connections' nonces are derived from.
+    secret: ServerSecret,
+    /// Makes each nonce's input unique, even for a reused ID and key.
+    nonces: u64,
     dirty: VecDeque<ConnectionId>,
     events: VecDeque<(ConnectionId, Event)>,
+    /// What became of candidate addresses (see `path_changed`).
+    path_events: VecDeque<(ConnectionId, PathEvent)>,
+    /// The last datagram `poll_transmit` returned goes to the candidate.
+    to_candidate: bool,
     /// Connection deadlines, earliest first, so timeouts cost O(log n) with
     /// thousands of connections. Entries not matching `Entry::scheduled` are
     /// stale and skipped; the top is always current.
     deadlines: BinaryHeap<Reverse<(u64, ConnectionId)>>,
 }
 
+/// Labels of the nonce and path-challenge derivations (`auth::server_nonce`).
+const NONCE_LABEL: &[u8] = b"ricochet-3 welcome nonce";
+const CHALLENGE_LABEL: &[u8] = b"ricochet-3 path challenge";
+
 impl Server {
-    pub fn new(config: ServerConfig) -> Result<Server, ConfigError> {
+    /// `secret`: 32 bytes from OS randomness (e.g. `getrandom`,
+    /// `crypto.getRandomValues`), fresh per server. Each WELCOME's nonce is
+    /// derived from it; anyone who knows it can predict nonces and so pass
+    /// for any address (tests may use a fixed one).
+    pub fn new(config: ServerConfig, secret: &ServerSecret) -> Result<Server, ConfigError> {
         config.validate()?;
         Ok(Server {
             config,
@@ -80,8 +100,12 @@ impl Server {
             rejects_due: VecDeque::new(),
             rejected: BTreeMap::new(),
             retired: BTreeMap::new(),
+            secret: *secret,
+            nonces: 0,
             dirty: VecDeque::new(),
             events: VecDeque::new(),
+            path_events: VecDeque::new(),
+            to_candidate: false,
             deadlines: BinaryHeap::new(),
         })
     }
@@ -106,9 +130,9 @@ impl Server {
     /// Feed one datagram. Returns the connection ID it belonged to (so the
     /// host can note the peer's current address) or why it was dropped.
     /// Only the session's own client gets `Ok`: a DATA packet whose tag does
-    /// not verify, or a HELLO for a live, pending or rejected ID with another
-    /// session key, is `Err(Unauthenticated)`, so a host following `Ok`
-    /// never moves a session to an attacker's address.
+    /// not verify, or a HELLO for a live, pending, rejected or retired ID
+    /// with another session key, is `Err(Unauthenticated)`, so a host
+    /// following `Ok` never moves a session to an attacker's address.
     pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<ConnectionId, DropReason> {
         let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
         if let Some(r) = self.with_conn(id, |c| c.handle_datagram(now, datagram)) {
@@ -121,11 +145,19 @@ impl Server {
             return Err(DropReason::Malformed);
         };
         let hello_len = datagram.len();
-        if let Some(p) = self.pending.get(&conn_id) {
-            return if ct_eq(&p.key, &key) { Ok(conn_id) } else { Err(DropReason::Unauthenticated) };
+        if let Some(p) = self.pending.get_mut(&conn_id) {
+            if !ct_eq(&p.key, &key) {
+                return Err(DropReason::Unauthenticated);
+            }
+            p.received = p.received.saturating_add(hello_len);
+            return Ok(conn_id);
         }
-        if self.retired.contains_key(&conn_id) {
-            // Tagged with this HELLO's key: only its sender can read it.
+        if let Some((_, old_key)) = self.retired.get(&conn_id) {
+            // Only the connection's own client hears that it is over; another
+            // key could make us answer toward anyone.
+            if !ct_eq(old_key, &key) {
+                return Err(DropReason::Unauthenticated);
+            }
             self.queue_reject(conn_id, key, hello_len, "connection closed".into());
             return Ok(conn_id);
         }
@@ -163,9 +195,43 @@ impl Server {
             self.reject_new(now, conn_id, key, hello_len, "handshake payload too large".into());
             return Ok(conn_id);
         }
-        self.pending.insert(conn_id, Pending { channels, key, hello_len, since: now, claims });
+        self.pending.insert(conn_id, Pending { channels, key, hello_len, received: hello_len, since: now, claims });
         self.events.push_back((conn_id, Event::ConnectRequest { payload: payload.to_vec() }));
         Ok(conn_id)
+    }
+
+    /// The host saw `handle_datagram` return `Ok(id)` for a datagram of
+    /// `len` bytes from an address that is neither the connection's current
+    /// one nor its candidate. True: keep sending to the current address and
+    /// hold this one as the candidate (replacing any other); the server sends
+    /// it PATH_CHALLENGEs (`transmit_to_candidate`) and reports the outcome in
+    /// `poll_path_event`. False: the connection is not validated yet (its
+    /// 3× limit covers every address) or not live: move at once.
+    pub fn path_changed(&mut self, now: u64, id: ConnectionId, len: usize) -> bool {
+        let Some(e) = self.connections.get(&id) else { return false };
+        self.nonces += 1;
+        let challenge = server_nonce(&self.secret, CHALLENGE_LABEL, id, &e.conn.keys.key, self.nonces);
+        self.with_conn(id, |c| c.start_path_check(now, challenge, len)).unwrap_or(false)
+    }
+
+    /// Another `Ok` datagram of `len` bytes from the candidate address: the
+    /// server may send it 3× as much more.
+    pub fn candidate_datagram(&mut self, id: ConnectionId, len: usize) {
+        if let Some(e) = self.connections.get_mut(&id) {
+            e.conn.on_candidate_datagram(len);
+        }
+    }
+
+    /// True if the datagram the last `poll_transmit` returned goes to its
+    /// connection's candidate address, not the current one.
+    pub fn transmit_to_candidate(&self) -> bool {
+        self.to_candidate
+    }
+
+    /// What became of a candidate: `Validated` (send to it from now on) or
+    /// `Abandoned` (forget it). Drain after every input and timeout.
+    pub fn poll_path_event(&mut self) -> Option<(ConnectionId, PathEvent)> {
+        self.path_events.pop_front()
     }
 
     /// The relay-verified claims (UTF-8 JSON, e.g. `{"sub":"alice"}`) of a
@@ -181,7 +247,9 @@ impl Server {
     /// Accept a pending connect request. Returns false if there is none.
     pub fn accept(&mut self, now: u64, id: ConnectionId) -> bool {
         let Some(p) = self.pending.remove(&id) else { return false };
-        let conn = Connection::accepted(self.config.connection.clone(), id, p.key, &p.channels, now);
+        self.nonces += 1;
+        let nonce = server_nonce(&self.secret, NONCE_LABEL, id, &p.key, self.nonces);
+        let conn = Connection::accepted(self.config.connection.clone(), id, p.key, &p.channels, now, nonce, p.received);
         self.connections.insert(id, Entry { conn, claims: p.claims, dirty: false, scheduled: None });
         self.with_conn(id, |_| ());
         true
@@ -228,7 +296,7 @@ impl Server {
             return Err(SendError::NotConnected(data));
         };
         let r = e.conn.send(now, channel, data);
-        if Self::settle(&mut self.events, &mut self.dirty, &mut self.deadlines, id, e) {
+        if Self::settle(&mut self.events, &mut self.path_events, &mut self.dirty, &mut self.deadlines, id, e) {
             self.clean_deadlines();
         }
         r
@@ -243,7 +311,7 @@ impl Server {
     pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
         let e = self.connections.get_mut(&id)?;
         let r = f(&mut e.conn);
-        if Self::settle(&mut self.events, &mut self.dirty, &mut self.deadlines, id, e) {
+        if Self::settle(&mut self.events, &mut self.path_events, &mut self.dirty, &mut self.deadlines, id, e) {
             self.clean_deadlines();
         }
         Some(r)
@@ -255,6 +323,7 @@ impl Server {
     /// deadline changed (see `note_deadline`).
     fn settle(
         events: &mut VecDeque<(ConnectionId, Event)>,
+        path_events: &mut VecDeque<(ConnectionId, PathEvent)>,
         dirty: &mut VecDeque<ConnectionId>,
         deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>,
         id: ConnectionId,
@@ -262,6 +331,9 @@ impl Server {
     ) -> bool {
         while let Some(ev) = e.conn.poll_event() {
             events.push_back((id, ev));
+        }
+        if let Some(pe) = e.conn.take_path_event() {
+            path_events.push_back((id, pe));
         }
         if !e.dirty {
             e.dirty = true;
@@ -300,6 +372,7 @@ impl Server {
 
     /// Next datagram to send and the connection it is for.
     pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(ConnectionId, usize)> {
+        self.to_candidate = false;
         while let Some(r) = self.rejects_due.pop_front() {
             let Some(reason) = wire::fit_reject_reason(&r.reason, r.max_len) else { continue };
             let mut w = Writer::new(buf);
@@ -315,6 +388,7 @@ impl Server {
                 continue;
             };
             if let Some(n) = e.conn.poll_transmit(now, buf) {
+                self.to_candidate = e.conn.transmit_to_candidate();
                 if Self::note_deadline(&mut self.deadlines, id, e) {
                     self.clean_deadlines();
                 }
@@ -373,18 +447,18 @@ impl Server {
         }
         self.rejected.retain(|_, r| r.until > now);
         // Drained connections leave in `poll_transmit`, once their events are collected.
-        self.retired.retain(|_, until| *until > now);
+        self.retired.retain(|_, (until, _)| *until > now);
     }
 
     /// Forget a finished connection, and refuse its ID for an idle timeout
     /// (by then its client has given up too).
     fn retire(&mut self, now: u64, id: ConnectionId) {
-        self.connections.remove(&id);
+        let Some(e) = self.connections.remove(&id) else { return };
         // Its deadline may be the heap's top: keep the top current.
         self.clean_deadlines();
         if self.retired.len() >= 2 * self.config.max_connections {
             self.retired.pop_first();
         }
-        self.retired.insert(id, now + self.config.connection.idle_timeout_us);
+        self.retired.insert(id, (now + self.config.connection.idle_timeout_us, e.conn.keys.key));
     }
 }

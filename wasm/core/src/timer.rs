@@ -25,9 +25,11 @@ pub enum Timer {
     Pacing = 9,
     /// Thin stream: a packet's ACK is overdue, send its reliable data again.
     EarlyResend = 10,
+    /// Server: challenge a candidate address again, or give it up.
+    PathChallenge = 11,
 }
 
-const COUNT: usize = 11;
+const COUNT: usize = 12;
 const ALL: [Timer; COUNT] = [
     Timer::HelloResend,
     Timer::Handshake,
@@ -40,6 +42,7 @@ const ALL: [Timer; COUNT] = [
     Timer::Repair,
     Timer::Pacing,
     Timer::EarlyResend,
+    Timer::PathChallenge,
 ];
 
 #[derive(Clone, Debug, Default)]

@@ -5,7 +5,7 @@
 //! caller-owned buffer through [`Writer`], which refuses (returns `false`)
 //! rather than overflowing.
 
-use crate::auth::{SessionKey, KEY_LEN, TAG_LEN};
+use crate::auth::{Nonce, SessionKey, KEY_LEN, NONCE_LEN, TAG_LEN};
 
 /// Protocol version carried in HELLO, WELCOME and REJECT.
 pub const PROTOCOL_VERSION: u16 = 3;
@@ -24,6 +24,10 @@ pub const FRAME_MESSAGES: u8 = 0x10;
 pub const FRAME_FRAGMENT: u8 = 0x11;
 pub const FRAME_REPAIR: u8 = 0x20;
 pub const FRAME_LOSS_REPORT: u8 = 0x21;
+pub const FRAME_PATH_CHALLENGE: u8 = 0x30;
+pub const FRAME_PATH_RESPONSE: u8 = 0x31;
+/// Bytes of a PATH_CHALLENGE's (and PATH_RESPONSE's) data.
+pub const PATH_DATA_LEN: usize = 8;
 
 /// Most packets one REPAIR frame protects.
 pub const MAX_REPAIR_COUNT: u8 = 32;
@@ -32,6 +36,8 @@ pub const MAX_REPAIR_COUNT: u8 = 32;
 pub const DATA_HEADER_LEN: usize = 15;
 /// WELCOME, and REJECT before its reason: type, ID, version, tag.
 pub const HANDSHAKE_REPLY_HEADER_LEN: usize = 15;
+/// WELCOME: the reply header and the server's nonce.
+pub const WELCOME_LEN: usize = HANDSHAKE_REPLY_HEADER_LEN + NONCE_LEN;
 /// Clients pad HELLO with zeros to this size, so that a server's REJECT,
 /// which may never be larger than the HELLO it answers, has room for a reason.
 pub const HELLO_MIN_LEN: usize = 128;
@@ -273,7 +279,7 @@ impl ChannelKind {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Handshake<'a> {
     Hello { conn_id: u32, version: u16, channels: Vec<ChannelKind>, key: SessionKey, payload: &'a [u8] },
-    Welcome { conn_id: u32, version: u16 },
+    Welcome { conn_id: u32, version: u16, nonce: Nonce },
     Reject { conn_id: u32, version: u16, reason: &'a [u8] },
 }
 
@@ -312,7 +318,9 @@ pub fn decode_handshake(datagram: &[u8]) -> Result<Handshake<'_>, WireError> {
         }
         PACKET_WELCOME => {
             r.bytes(TAG_LEN)?;
-            Handshake::Welcome { conn_id, version }
+            let mut nonce = [0u8; NONCE_LEN];
+            nonce.copy_from_slice(r.bytes(NONCE_LEN)?);
+            Handshake::Welcome { conn_id, version, nonce }
         }
         PACKET_REJECT => {
             r.bytes(TAG_LEN)?;
@@ -347,9 +355,10 @@ pub fn pad_hello(w: &mut Writer) {
 }
 
 /// The tag is written as zeros: `TagKey::seal` fills it in once the
-/// datagram is complete (it covers the length).
-pub fn encode_welcome(w: &mut Writer, conn_id: u32) -> bool {
-    w.put_u8(PACKET_WELCOME) && w.put_u32(conn_id) && w.put_u16(PROTOCOL_VERSION) && w.put_bytes(&[0; TAG_LEN])
+/// datagram is complete (it covers the length, and for WELCOME the nonce:
+/// see `auth::welcome_number`).
+pub fn encode_welcome(w: &mut Writer, conn_id: u32, nonce: &Nonce) -> bool {
+    w.put_u8(PACKET_WELCOME) && w.put_u32(conn_id) && w.put_u16(PROTOCOL_VERSION) && w.put_bytes(&[0; TAG_LEN]) && w.put_bytes(nonce)
 }
 
 /// Tag written as zeros, as for WELCOME.
@@ -395,6 +404,10 @@ pub enum Frame<'a> {
     /// The sender's measured loss on the packets it receives, and P(lost |
     /// previous lost), both in units of 1/65535.
     LossReport { loss: u16, burst: u16 },
+    /// Server → client after the client's address changed: echo this.
+    PathChallenge([u8; PATH_DATA_LEN]),
+    /// Client → server: the data of a PATH_CHALLENGE it received.
+    PathResponse([u8; PATH_DATA_LEN]),
 }
 
 /// Every fragment but a message's last carries at least this many bytes, so
@@ -470,6 +483,11 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
             Frame::Repair { first_pn, count, parity }
         }
         FRAME_LOSS_REPORT => Frame::LossReport { loss: r.u16()?, burst: r.u16()? },
+        FRAME_PATH_CHALLENGE | FRAME_PATH_RESPONSE => {
+            let mut data = [0u8; PATH_DATA_LEN];
+            data.copy_from_slice(r.bytes(PATH_DATA_LEN)?);
+            if ty == FRAME_PATH_CHALLENGE { Frame::PathChallenge(data) } else { Frame::PathResponse(data) }
+        }
         other => return Err(WireError::UnknownType(other)),
     })
 }
@@ -484,6 +502,14 @@ pub fn encode_repair(w: &mut Writer, first_pn: u64, count: u8, parity: &[u8]) ->
         return false;
     }
     w.put_u8(FRAME_REPAIR) && w.put_u16(first_pn as u16) && w.put_u8(count) && w.put_len_prefixed(parity)
+}
+
+/// PATH_CHALLENGE or PATH_RESPONSE (`ty`), whole or not at all.
+pub fn encode_path_frame(w: &mut Writer, ty: u8, data: &[u8; PATH_DATA_LEN]) -> bool {
+    if w.remaining() < 1 + PATH_DATA_LEN {
+        return false;
+    }
+    w.put_u8(ty) && w.put_bytes(data)
 }
 
 pub fn encode_loss_report(w: &mut Writer, loss: u16, burst: u16) -> bool {

@@ -1,15 +1,18 @@
 //! Seeded fuzzing of whole conversations: two endpoints, random application
 //! actions, and a hostile link that drops, duplicates, reorders, corrupts,
-//! truncates and injects, and an impostor who knows the connection ID but
-//! not the session key. (Coverage-guided versions live in wasm/fuzz.)
+//! truncates and injects, an impostor who knows the connection ID but not
+//! the session key, and HELLOs from spoofed addresses that nobody behind
+//! them answers. (Coverage-guided versions live in wasm/fuzz.)
 
 mod common;
 
+use std::collections::HashMap;
+
 use common::{check, payload};
-use ricochet_core::auth::{Direction, TagKey};
+use ricochet_core::auth::{welcome_number, Direction, TagKey};
 use ricochet_core::rng::Rng;
 use ricochet_core::wire::{self, ChannelKind, Writer};
-use ricochet_core::{Config, Connection, Event, Server, ServerConfig};
+use ricochet_core::{Config, Connection, Event, Server, ServerConfig, AMPLIFICATION_FACTOR};
 
 struct Hostility {
     drop: f64,
@@ -23,13 +26,16 @@ struct Hostility {
 /// A datagram from another address carrying the victim's connection ID and
 /// a key of the impostor's own: a HELLO, or DATA (CLOSE, a message on the
 /// ordered channel, a PING) with a wrong or missing tag, or a WELCOME or
-/// REJECT for the client. Returns it and whether it goes to the server.
-fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool) {
+/// REJECT for the client; or a HELLO for a fresh ID of its own, from a
+/// spoofed address. Returns it, whether it goes to the server, and the
+/// fresh ID if it is one.
+fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool, Option<u32>) {
     let key: [u8; 16] = std::array::from_fn(|_| rng.next_u32() as u8);
     let mut buf = vec![0u8; 1500];
     let mut w = Writer::new(&mut buf);
     let pn = rng.below(1 << 17);
-    let (ok, to_server, number) = match rng.below(6) {
+    let nonce: [u8; 8] = std::array::from_fn(|_| rng.next_u32() as u8);
+    let (ok, to_server, number) = match rng.below(7) {
         0 => {
             let ok = wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], &key, b"impostor");
             wire::pad_hello(&mut w);
@@ -47,7 +53,16 @@ fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool) {
             (ok, rng.chance(0.5), Some(pn))
         }
         3 => (wire::encode_data_header(&mut w, id, pn) && w.put_u8(wire::FRAME_PING), rng.chance(0.5), Some(pn)),
-        4 => (wire::encode_welcome(&mut w, id), false, Some(0)),
+        4 => (wire::encode_welcome(&mut w, id, &nonce), false, Some(welcome_number(&nonce))),
+        6 => {
+            let fresh = (rng.next_u32() | 1).wrapping_add(id);
+            let ok = wire::encode_hello(&mut w, fresh, &[ChannelKind::ReliableOrdered], &key, b"spoofed");
+            wire::pad_hello(&mut w);
+            assert!(ok);
+            let n = w.len();
+            buf.truncate(n);
+            return (buf, true, Some(fresh));
+        }
         _ => (wire::encode_reject(&mut w, id, b"hijacked"), false, Some(0)),
     };
     assert!(ok);
@@ -58,7 +73,7 @@ fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool) {
         let dir = if to_server { Direction::ClientToServer } else { Direction::ServerToClient };
         TagKey::derive(&key, dir).seal(&mut buf, number);
     }
-    (buf, to_server)
+    (buf, to_server, None)
 }
 
 /// Runs one conversation; returns reliable-ordered payload numbers delivered
@@ -70,12 +85,14 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
     let mut rng = Rng::new(seed);
     let cfg = Config { max_message_size: 64 << 10, send_buffer_bytes: 1 << 20, recv_buffer_bytes: 256 << 10, ..Config::default() };
     let mut client = Connection::client(cfg.clone(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"fuzz").unwrap();
-    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
+    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
     let mut in_flight: Vec<(u64, bool, Vec<u8>)> = Vec::new(); // (arrival, to_server, bytes)
     let mut buf = vec![0u8; 1500];
     let mut delivered = Vec::new();
     let mut sent_ordered = 0u32;
     let mut now = 0u64;
+    // Spoofed HELLOs' IDs: bytes the server received from and sent to them.
+    let mut spoofed: HashMap<u32, (u64, u64)> = HashMap::new();
     for _ in 0..4_000 {
         now += 1_000 + rng.below(4_000);
         // Application actions.
@@ -91,6 +108,11 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         if rng.chance(0.01) {
             client.handle_path_change(now);
         }
+        // Now and then the server's host sees the client at a new address: it
+        // challenges it (the link delivers to the client either way).
+        if rng.chance(0.01) {
+            server.path_changed(now, client.id(), 100);
+        }
         for id in server.connection_ids().collect::<Vec<_>>() {
             if rng.chance(0.3) {
                 let _ = server.send(now, id, rng.below(4) as u8, payload(0, 8 + rng.below(2_000) as usize));
@@ -101,7 +123,13 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         while let Some(n) = client.poll_transmit(now, &mut buf) {
             outs.push((true, buf[..n].to_vec()));
         }
-        while let Some((_, n)) = server.poll_transmit(now, &mut buf) {
+        while let Some((id, n)) = server.poll_transmit(now, &mut buf) {
+            if let Some((got, sent)) = spoofed.get_mut(&id) {
+                // Toward the victim: nobody answers, so never validated.
+                *sent += n as u64;
+                assert!(*sent <= AMPLIFICATION_FACTOR * *got, "seed {seed}: {sent} bytes drawn by {got} spoofed");
+                continue;
+            }
             outs.push((false, buf[..n].to_vec()));
         }
         if rng.chance(h.inject) {
@@ -133,8 +161,12 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         // attacker learns it no earlier). The host would move the session
         // to the impostor's address on Ok: it must never get one.
         if server.connection(client.id()).is_some() && rng.chance(h.impostor) {
-            let (d, to_server) = impostor(&mut rng, client.id());
-            if to_server {
+            let (d, to_server, fresh) = impostor(&mut rng, client.id());
+            if let Some(fresh) = fresh {
+                if server.handle_datagram(now, &d).is_ok() {
+                    spoofed.entry(fresh).or_default().0 += d.len() as u64;
+                }
+            } else if to_server {
                 assert!(server.handle_datagram(now, &d).is_err(), "the server took an impostor's datagram: {d:02x?}");
             } else {
                 assert!(client.handle_datagram(now, &d).is_err(), "the client took an impostor's datagram: {d:02x?}");
@@ -161,7 +193,8 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         }
         while let Some((id, ev)) = server.poll_event() {
             match ev {
-                Event::Closed(_) => closed += 1,
+                // Spoofed HELLOs' connections time out: not the session's end.
+                Event::Closed(_) if !spoofed.contains_key(&id) => closed += 1,
                 Event::ConnectRequest { .. } => {
                     server.accept(now, id);
                 }

@@ -74,7 +74,7 @@ fn small_receive_buffer_still_delivers_everything_in_order() {
 
 #[test]
 fn server_send_to_unknown_connection_hands_the_message_back() {
-    let mut server = ricochet_core::Server::new(ServerConfig::default()).unwrap();
+    let mut server = ricochet_core::Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
     let err = server.send(0, 42, 0, vec![7; 10]).unwrap_err();
     assert_eq!(err, SendError::NotConnected(vec![7; 10]));
 }

@@ -45,7 +45,7 @@ fn handshake_times_out_without_server() {
 
 #[test]
 fn version_mismatch_is_rejected_with_reason() {
-    let mut server = ricochet_core::Server::new(ServerConfig::default()).unwrap();
+    let mut server = ricochet_core::Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
     let mut client = Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(9), b"").unwrap();
     let mut buf = vec![0u8; 1500];
     let n = client.poll_transmit(0, &mut buf).unwrap();
@@ -153,7 +153,7 @@ fn malformed_data_does_not_complete_the_handshake() {
 /// A server that has accepted `n` clients' HELLOs (its WELCOMEs not yet
 /// polled); client `i` is seeded `seed + i`.
 fn server_accepting(cfg: &Config, n: u64, seed: u64) -> (ricochet_core::Server, Vec<Connection>) {
-    let mut server = ricochet_core::Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }).unwrap();
+    let mut server = ricochet_core::Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
     let mut buf = vec![0u8; 1500];
     let mut clients: Vec<Connection> = (0..n).map(|i| Connection::client(cfg.clone(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed + i), b"").unwrap()).collect();
     for c in &mut clients {

@@ -65,7 +65,7 @@ fn frames(d: &[u8]) -> Vec<u8> {
 }
 
 fn victims(seed: u64) -> (Connection, Server) {
-    (Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"").unwrap(), Server::new(ServerConfig::default()).unwrap())
+    (Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"").unwrap(), Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap())
 }
 
 fn poke(client: &mut Connection, server: &mut Server, now: u64, d: &[u8]) {
@@ -92,8 +92,13 @@ fn truncated_and_bit_flipped_datagrams_never_panic() {
     // ID, so the mutated DATA packets reach frame decoding and live state.
     let (mut client, mut server) = victims(11);
     let mut buf = vec![0u8; 1500];
-    let hello = client.poll_transmit(0, &mut buf).expect("HELLO");
-    poke(&mut client, &mut server, 0, &buf[..hello]);
+    let n = client.poll_transmit(0, &mut buf).expect("HELLO");
+    let hello = buf[..n].to_vec();
+    poke(&mut client, &mut server, 0, &hello);
+    // The victim client needs the WELCOME's nonce (repeated for a HELLO).
+    assert!(server.handle_datagram(0, &hello).is_ok());
+    let (_, n) = server.poll_transmit(0, &mut buf).expect("WELCOME");
+    assert_eq!(client.handle_datagram(0, &buf[..n]), Ok(()));
     assert_eq!(server.connection_ids().count(), 1);
     // Let the victims see the real conversation first, so mutations hit live state.
     let (last, rest) = t.split_last().unwrap();

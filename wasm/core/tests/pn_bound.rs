@@ -6,7 +6,7 @@
 mod common;
 
 use common::{check, link, payload};
-use ricochet_core::auth::{Direction, TagKey};
+use ricochet_core::auth::TagKey;
 use ricochet_core::pair::{insecure_seeded_entropy, Pair};
 use ricochet_core::sim::{LossModel, NetworkProfile};
 use ricochet_core::wire::{self, Writer};
@@ -156,13 +156,14 @@ fn a_packet_exactly_at_the_receivers_limit_is_accepted_and_one_past_it_refused()
     p.run_for(100_000);
     let id = p.client.id();
     let key: [u8; 16] = insecure_seeded_entropy(21)[4..].try_into().unwrap();
+    let nonce = p.server_conn().unwrap().nonce();
     let ping = |pn: u64| {
         let mut buf = vec![0u8; 64];
         let mut w = Writer::new(&mut buf);
         assert!(wire::encode_data_header(&mut w, id, pn) && w.put_u8(wire::FRAME_PING));
         let n = w.len();
         buf.truncate(n);
-        TagKey::derive(&key, Direction::ClientToServer).seal(&mut buf, pn);
+        TagKey::derive_client(&key, &nonce).seal(&mut buf, pn);
         buf
     };
     // Pin the server's largest received to a known number.

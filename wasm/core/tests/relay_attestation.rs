@@ -14,7 +14,7 @@ fn key() -> AttestKey {
 }
 
 fn server(relay_key: Option<AttestKey>) -> Server {
-    Server::new(ServerConfig { relay_key, ..ServerConfig::default() }).unwrap()
+    Server::new(ServerConfig { relay_key, ..ServerConfig::default() }, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap()
 }
 
 /// A client and its first HELLO.

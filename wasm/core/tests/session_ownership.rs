@@ -5,7 +5,7 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::auth::{Direction, SessionKey, TagKey};
+use ricochet_core::auth::{welcome_number, Direction, SessionKey, TagKey};
 use ricochet_core::pair::{AcceptPolicy, Pair};
 use ricochet_core::sim::NetworkProfile;
 use ricochet_core::wire::{self, ChannelKind, Writer};
@@ -37,11 +37,20 @@ fn hello(id: u32, key: &SessionKey) -> Vec<u8> {
     })
 }
 
-/// A DATA packet with these frames, tagged under `key` in direction `dir`.
-fn data(id: u32, pn: u64, key: &SessionKey, dir: Direction, frames: impl FnOnce(&mut Writer) -> bool) -> Vec<u8> {
+/// A DATA packet with these frames, tagged under `tag_key`.
+fn data(id: u32, pn: u64, tag_key: TagKey, frames: impl FnOnce(&mut Writer) -> bool) -> Vec<u8> {
     let mut d = packet(|w| wire::encode_data_header(w, id, pn) && frames(w));
-    TagKey::derive(key, dir).seal(&mut d, pn);
+    tag_key.seal(&mut d, pn);
     d
+}
+
+/// The client → server key of `key` under the pair's server nonce.
+fn up(p: &Pair, key: &SessionKey) -> TagKey {
+    TagKey::derive_client(key, &p.server_conn().unwrap().nonce())
+}
+
+fn down(key: &SessionKey) -> TagKey {
+    TagKey::derive(key, Direction::ServerToClient)
 }
 
 fn connected_pair() -> Pair {
@@ -82,7 +91,7 @@ fn a_hello_with_a_live_sessions_id_and_another_key_is_dropped_without_an_answer(
 
 #[test]
 fn a_hello_with_a_pending_or_rejected_id_and_another_key_is_dropped() {
-    let mut server = Server::new(ServerConfig::default()).unwrap();
+    let mut server = Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
     let key: SessionKey = [1; 16];
     assert_eq!(server.handle_datagram(0, &hello(7, &key)), Ok(7));
     assert_eq!(server.handle_datagram(0, &hello(7, &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
@@ -106,8 +115,8 @@ fn an_injected_close_with_a_wrong_tag_ends_neither_side() {
     let to_client_pn = p.server_conn().unwrap().stats().packets_out + 100;
     for k in 0..8 {
         // The right direction key and a fresh number: only the tag is wrong.
-        let mut to_server = data(id, to_server_pn + k, &client_key(), Direction::ClientToServer, close);
-        let mut to_client = data(id, to_client_pn + k, &client_key(), Direction::ServerToClient, close);
+        let mut to_server = data(id, to_server_pn + k, up(&p, &client_key()), close);
+        let mut to_client = data(id, to_client_pn + k, down(&client_key()), close);
         to_server[7] ^= 1;
         to_client[14] ^= 0x80;
         assert_eq!(p.server.handle_datagram(p.now, &to_server), Err(DropReason::Unauthenticated));
@@ -119,8 +128,8 @@ fn an_injected_close_with_a_wrong_tag_ends_neither_side() {
     // Positive control: the same packets with the right tag do close each side.
     let to_server_pn = p.client.stats().packets_out + 100;
     let to_client_pn = p.server_conn().unwrap().stats().packets_out + 100;
-    let to_server = data(id, to_server_pn, &client_key(), Direction::ClientToServer, close);
-    let to_client = data(id, to_client_pn, &client_key(), Direction::ServerToClient, close);
+    let to_server = data(id, to_server_pn, up(&p, &client_key()), close);
+    let to_client = data(id, to_client_pn, down(&client_key()), close);
     assert_eq!(p.server.handle_datagram(p.now, &to_server), Ok(id));
     assert_eq!(p.client.handle_datagram(p.now, &to_client), Ok(()));
     p.drive();
@@ -136,7 +145,7 @@ fn forged_data_is_dropped_before_it_changes_anything() {
     p.run_for(1_000_000);
     let before = p.server_conn().unwrap().stats();
     let idle_at = p.server_conn().unwrap().poll_timeout();
-    let forged = data(id, before.packets_in + 1, &IMPOSTOR_KEY, Direction::ClientToServer, |w| {
+    let forged = data(id, before.packets_in + 1, up(&p, &IMPOSTOR_KEY), |w| {
         w.put_u8(wire::FRAME_PING) && w.put_u8(wire::FRAME_MESSAGES) && w.put_u8(0) && w.put_u16(0) && w.put_u8(1) && w.put_len_prefixed(b"x")
     });
     assert_eq!(p.server.handle_datagram(p.now + 10, &forged), Err(DropReason::Unauthenticated));
@@ -153,7 +162,7 @@ fn the_servers_packets_do_not_verify_as_the_clients() {
     // Each direction has its own key: a reflected packet is not authentic.
     let mut p = connected_pair();
     let id = p.client.id();
-    let reflected = data(id, 1, &client_key(), Direction::ServerToClient, |w| wire::encode_close(w, 1, b"bye"));
+    let reflected = data(id, 1, down(&client_key()), |w| wire::encode_close(w, 1, b"bye"));
     assert_eq!(p.server.handle_datagram(p.now, &reflected), Err(DropReason::Unauthenticated));
     assert!(p.server_conn().unwrap().is_connected());
 }
@@ -165,7 +174,7 @@ fn a_packet_number_jump_of_30000_is_refused_and_the_client_keeps_delivering() {
     let id = p.client.id();
     // Authentic (right key), as a buggy or malicious peer would send it.
     let pn = p.client.stats().packets_out + 30_000;
-    let jump = data(id, pn, &client_key(), Direction::ClientToServer, |w| w.put_u8(wire::FRAME_PING));
+    let jump = data(id, pn, up(&p, &client_key()), |w| w.put_u8(wire::FRAME_PING));
     assert_eq!(p.server.handle_datagram(p.now, &jump), Err(DropReason::TooFarAhead));
     assert_eq!(p.server_conn().unwrap().stats().too_far_ahead, 1);
     for i in 5..25 {
@@ -179,13 +188,15 @@ fn a_packet_number_jump_of_30000_is_refused_and_the_client_keeps_delivering() {
 #[test]
 fn a_forged_welcome_or_reject_does_not_move_a_connecting_client() {
     let client = || Connection::client(Config::default(), 0, &insecure_seeded_entropy(SEED), b"").unwrap();
+    let nonce = [9; 8];
     let sealed = |mut d: Vec<u8>, key: &SessionKey| {
-        TagKey::derive(key, Direction::ServerToClient).seal(&mut d, 0);
+        let number = if d[0] == wire::PACKET_WELCOME { welcome_number(&nonce) } else { 0 };
+        TagKey::derive(key, Direction::ServerToClient).seal(&mut d, number);
         d
     };
     let mut c = client();
     let id = c.id();
-    let welcome = packet(|w| wire::encode_welcome(w, id));
+    let welcome = packet(|w| wire::encode_welcome(w, id, &nonce));
     let reject = packet(|w| wire::encode_reject(w, id, b"go away"));
     assert_eq!(c.handle_datagram(0, &sealed(welcome.clone(), &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
     assert_eq!(c.handle_datagram(0, &reject), Err(DropReason::Unauthenticated), "untagged");
@@ -202,7 +213,7 @@ fn a_forged_welcome_or_reject_does_not_move_a_connecting_client() {
 
 #[test]
 fn a_minimal_hello_draws_a_reject_no_larger_than_itself() {
-    let mut server = Server::new(ServerConfig::default()).unwrap();
+    let mut server = Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
     // Unpadded, no payload, another version: 26 bytes, the least a HELLO can be.
     let mut small = packet(|w| wire::encode_hello(w, 5, &[ChannelKind::Unreliable], &[2; 16], b""));
     small[5] = 99;

@@ -4,7 +4,7 @@
 //! WIRE.md alone.
 
 use ricochet_core::ack::ReceivedPackets;
-use ricochet_core::auth::{Direction, SessionKey, TagKey, TAG_LEN, TAG_OFFSET};
+use ricochet_core::auth::{welcome_number, Direction, Nonce, SessionKey, TagKey, TAG_LEN, TAG_OFFSET};
 use ricochet_core::fec;
 use ricochet_core::wire::{self, decode_frame, decode_handshake, AckRanges, ChannelKind, Frame, Handshake, MessageIter, Reader, Writer};
 
@@ -28,9 +28,11 @@ fn describe(d: &[u8]) -> Option<String> {
                 hex(&key),
                 hex(payload)
             ),
-            Handshake::Welcome { conn_id, version } => {
-                format!("{{\"type\":\"WELCOME\",\"connection_id\":{conn_id},\"version\":{version},\"tag\":\"{}\"}}", hex(tag(d)))
-            }
+            Handshake::Welcome { conn_id, version, nonce } => format!(
+                "{{\"type\":\"WELCOME\",\"connection_id\":{conn_id},\"version\":{version},\"tag\":\"{}\",\"nonce\":\"{}\"}}",
+                hex(tag(d)),
+                hex(&nonce)
+            ),
             Handshake::Reject { conn_id, version, reason } => format!(
                 "{{\"type\":\"REJECT\",\"connection_id\":{conn_id},\"version\":{version},\"tag\":\"{}\",\"reason\":{}}}",
                 hex(tag(d)),
@@ -64,6 +66,8 @@ fn describe(d: &[u8]) -> Option<String> {
                 format!("{{\"type\":\"REPAIR\",\"first_pn\":{first_pn},\"count\":{count},\"parity\":\"{}\"}}", hex(parity))
             }
             Frame::LossReport { loss, burst } => format!("{{\"type\":\"LOSS_REPORT\",\"loss\":{loss},\"burst\":{burst}}}"),
+            Frame::PathChallenge(data) => format!("{{\"type\":\"PATH_CHALLENGE\",\"data\":\"{}\"}}", hex(&data)),
+            Frame::PathResponse(data) => format!("{{\"type\":\"PATH_RESPONSE\",\"data\":\"{}\"}}", hex(&data)),
         });
     }
     Some(format!(
@@ -79,6 +83,8 @@ fn tag(d: &[u8]) -> &[u8] {
 
 /// The session key every tagged vector is sealed with: bytes 00 01 … 0f.
 const TEST_KEY: SessionKey = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+/// The server nonce (WELCOME) the client → server vectors are sealed under: a0 a1 … a7.
+const TEST_NONCE: Nonce = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7];
 
 /// How a vector was sealed: direction and the number its tag covers.
 #[derive(Clone, Copy)]
@@ -97,7 +103,7 @@ fn sealed(seal: Seal, f: impl FnOnce(&mut Writer) -> bool) -> (Vec<u8>, Seal) {
     let mut d = build(f);
     match seal {
         Seal::None => {}
-        Seal::Up(n) => TagKey::derive(&TEST_KEY, Direction::ClientToServer).seal(&mut d, n),
+        Seal::Up(n) => TagKey::derive_client(&TEST_KEY, &TEST_NONCE).seal(&mut d, n),
         Seal::Down(n) => TagKey::derive(&TEST_KEY, Direction::ServerToClient).seal(&mut d, n),
     }
     (d, seal)
@@ -161,7 +167,7 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
                 ok && w.len() == wire::HELLO_MIN_LEN
             })),
         ),
-        ("welcome", sealed(Seal::Down(0), |w| wire::encode_welcome(w, id))),
+        ("welcome", sealed(Seal::Down(welcome_number(&TEST_NONCE)), |w| wire::encode_welcome(w, id, &TEST_NONCE))),
         ("reject", sealed(Seal::Down(0), |w| wire::encode_reject(w, id, "room \"full\"".as_bytes()))),
         ("data_ping", up(0, |w| w.put_u8(wire::FRAME_PING))),
         ("data_empty", up(65_535, |_| true)),
@@ -184,12 +190,15 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
         ("protected_b", protected_b),
         ("data_repair", repair),
         ("data_loss_report", up(8, |w| acks.encode_ack(w, 1_000) && wire::encode_loss_report(w, 3277, 16384))),
+        ("data_path_challenge", sealed(Seal::Down(9), |w| wire::encode_data_header(w, id, 9) && wire::encode_path_frame(w, wire::FRAME_PATH_CHALLENGE, &[0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7]))),
+        ("data_path_response", up(10, |w| acks.encode_ack(w, 1_000) && wire::encode_path_frame(w, wire::FRAME_PATH_RESPONSE, &[0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7]))),
         ("invalid_empty", plain(vec![])),
         ("invalid_short_header", plain(vec![0x04, 0x78, 0x56, 0x34])),
         ("invalid_packet_type", plain(vec![0x09, 1, 0, 0, 0, 1, 0])),
         ("invalid_conn_id_zero", plain([vec![0x02, 0, 0, 0, 0, 3, 0], vec![0; TAG_LEN]].concat())),
         ("invalid_data_without_tag", plain(vec![0x04, 0x78, 0x56, 0x34, 0x12, 0, 0, 0x02])),
         ("invalid_welcome_without_tag", plain(vec![0x02, 0x78, 0x56, 0x34, 0x12, 3, 0])),
+        ("invalid_welcome_without_nonce", plain([vec![0x02, 0x78, 0x56, 0x34, 0x12, 3, 0], vec![0; TAG_LEN]].concat())),
         ("invalid_hello_without_key", plain(vec![0x01, 1, 0, 0, 0, 3, 0, 1, 0, 0])),
         ("invalid_unknown_frame", plain(bad(&[0x7f]))),
         ("invalid_truncated_messages", plain(bad(&[0x10, 0, 0, 0, 1, 5, b'a']))),
@@ -204,6 +213,7 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
         ("invalid_repair_count_33", plain([bad(&[0x20, 0, 0, 33, 6]), vec![0; 6]].concat())),
         ("invalid_repair_short_parity", plain(bad(&[0x20, 0, 0, 1, 5, 0, 0, 0, 0, 0]))),
         ("invalid_truncated_loss_report", plain(bad(&[0x21, 0, 0, 0]))),
+        ("invalid_truncated_path_challenge", plain(bad(&[0x30, 1, 2, 3, 4, 5, 6, 7]))),
         ("invalid_ack_too_many_ranges", plain([bad(&[0x01, 0, 0, 0, 17, 0]), vec![0; 34]].concat())),
     ]
 }
@@ -219,8 +229,9 @@ fn render() -> String {
         assert_eq!(name.starts_with("invalid_"), body.contains("\"error\""), "vector {name}");
         let seal = match seal {
             Seal::None => String::new(),
-            Seal::Up(n) => format!("\"sealed\":{{\"direction\":\"client_to_server\",\"number\":{n}}},"),
-            Seal::Down(n) => format!("\"sealed\":{{\"direction\":\"server_to_client\",\"number\":{n}}},"),
+            // Decimal strings: a WELCOME's number (its nonce) exceeds 2^53.
+            Seal::Up(n) => format!("\"sealed\":{{\"direction\":\"client_to_server\",\"number\":\"{n}\"}},"),
+            Seal::Down(n) => format!("\"sealed\":{{\"direction\":\"server_to_client\",\"number\":\"{n}\"}},"),
         };
         out += &format!("  {{\"name\":\"{name}\",\"hex\":\"{}\",{seal}{body}}}{}\n", hex(d), if i + 1 < v.len() { "," } else { "" });
     }
@@ -241,9 +252,9 @@ fn wire_vectors_match_committed_file() {
 #[test]
 fn derived_tag_keys_of_the_test_key() {
     // Pinned here and in the TypeScript suite, which derives them itself.
-    assert_eq!(hex(&TagKey::derive(&TEST_KEY, Direction::ClientToServer).to_bytes()), CLIENT_TO_SERVER_KEY);
+    assert_eq!(hex(&TagKey::derive_client(&TEST_KEY, &TEST_NONCE).to_bytes()), CLIENT_TO_SERVER_KEY);
     assert_eq!(hex(&TagKey::derive(&TEST_KEY, Direction::ServerToClient).to_bytes()), SERVER_TO_CLIENT_KEY);
 }
 
-const CLIENT_TO_SERVER_KEY: &str = "8c2eb6954d9110a34a44edc358d612da";
+const CLIENT_TO_SERVER_KEY: &str = "25383fa27eb94628e7ed950e8e11ac8c";
 const SERVER_TO_CLIENT_KEY: &str = "2821bce109fe05e405c1595fa2690fea";

@@ -28,11 +28,15 @@
 //! 0-15 advance time, 16-39 send, 40-63 deliver next, 64-71 drop, 72-75
 //! duplicate, 76-83 reorder, 84-87 corrupt, 88-89 truncate, 90-93 inject,
 //! 94-95 close, 96-103 deliver all, 104-111 jump to next timer, 112-115
-//! burst of channel-0 sends, 116-117 path change, 118-123 deliver the newest
+//! burst of channel-0 sends, 116-117 path change (server side: the host
+//! reports a new address, which the server challenges), 118-123 deliver the newest
 //! first, 124-127 an impostor (the live ID, a key of its own: HELLO, DATA
-//! with CLOSE/a message/PING, WELCOME, REJECT). An impostor does not make
-//! the script unclean: it must be refused (`Err`, so a host would not move
-//! the session to its address) and change nothing the checks can see.
+//! with CLOSE/a message/PING, WELCOME, REJECT; or a HELLO for a fresh ID
+//! from a spoofed address). An impostor does not make the script unclean:
+//! it must be refused (`Err`, so a host would not move the session to its
+//! address) and change nothing the checks can see. A spoofed HELLO is
+//! accepted and sent a message at once, and must never draw more than 3×
+//! its bytes (nobody behind the address answers).
 //!
 //! RICOCHET_FUZZ_TRACE=1 prints every op, datagram and event: use it when
 //! replaying one reproducer.
@@ -43,10 +47,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ricochet_core::auth::{Direction, SessionKey, TagKey};
+use ricochet_core::auth::{welcome_number, Direction, SessionKey, TagKey};
 use ricochet_core::wire::{self, Writer};
 use ricochet_core::pair::insecure_seeded_entropy;
-use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig};
+use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig, AMPLIFICATION_FACTOR};
 
 /// Most datagrams held in flight per direction (the oldest is lost beyond).
 const MAX_IN_FLIGHT: usize = 2048;
@@ -210,6 +214,8 @@ struct World {
     reincarnated: bool,
     buf: Vec<u8>,
     nchannels: u8,
+    /// IDs of spoofed HELLOs: bytes the server received from and sent to them.
+    spoofed: HashMap<u32, (u64, u64)>,
 }
 
 fn config(inp: &mut Input) -> Config {
@@ -272,7 +278,7 @@ impl World {
             connection: Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg.clone() },
             max_pending: 4,
             ..ServerConfig::default()
-        })
+        }, &ricochet_core::pair::TEST_SERVER_SECRET)
         .unwrap();
         let id = client.id();
         let nchannels = cfg.channels.len() as u8;
@@ -291,6 +297,7 @@ impl World {
             reincarnated: false,
             buf: vec![0u8; 2048],
             nchannels,
+            spoofed: HashMap::new(),
         };
         w.drain();
         w
@@ -312,7 +319,10 @@ impl World {
         }
         while let Some((id, n)) = self.server.poll_transmit(now, &mut self.buf) {
             assert!(n <= self.cfg.max_datagram_size);
-            if id == self.id {
+            if let Some((got, sent)) = self.spoofed.get_mut(&id) {
+                *sent += n as u64;
+                assert!(*sent <= AMPLIFICATION_FACTOR * *got, "a spoofed HELLO of {got} bytes drew {sent}");
+            } else if id == self.id {
                 push(&mut self.link[1], self.buf[..n].to_vec());
             } else {
                 // Only injection can make the server talk to anyone else.
@@ -325,6 +335,13 @@ impl World {
         }
         let mut accepted = false;
         while let Some((id, ev)) = self.server.poll_event() {
+            if self.spoofed.contains_key(&id) {
+                // The application greets whoever connects, before any reply.
+                if matches!(ev, Event::ConnectRequest { .. }) && self.server.accept(now, id) {
+                    let _ = self.server.send(now, id, 0, vec![0x5a; 2000]);
+                }
+                continue;
+            }
             if id != self.id {
                 assert!(self.dirty, "server event for unknown connection {id:#x}: {ev:?}");
                 if matches!(ev, Event::ConnectRequest { .. }) {
@@ -609,7 +626,13 @@ impl World {
             // The client host moves the connection onto a new path (a resumed transport).
             116..=117 => {
                 let now = self.now;
-                self.client.handle_path_change(now);
+                if op & 0x80 != 0 {
+                    // The server's host saw the client at a new address: a
+                    // challenge, answered over the same link.
+                    self.server.path_changed(now, self.id, 100);
+                } else {
+                    self.client.handle_path_change(now);
+                }
                 self.drain();
             }
             // A burst: several sends on channel 0.
@@ -631,6 +654,26 @@ impl World {
         }
     }
 
+    /// A HELLO for a fresh ID of the impostor's, "from" a victim's address:
+    /// the server accepts it, but what it sends there stays within 3× (see
+    /// `drain_checking`).
+    fn spoofed_hello(&mut self, key: SessionKey) {
+        let id = (key[0] as u32 | 1).wrapping_add(self.id).max(1);
+        if id == self.id || self.server.connection(self.id).is_none() {
+            return;
+        }
+        let mut buf = vec![0u8; 1500];
+        let mut w = Writer::new(&mut buf);
+        let _ = wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], &key, b"spoofed");
+        wire::pad_hello(&mut w);
+        let n = w.len();
+        trace!("  spoofed HELLO for {id:#x}, {n} bytes");
+        if self.server.handle_datagram(self.now, &buf[..n]).is_ok() {
+            self.spoofed.entry(id).or_default().0 += n as u64;
+        }
+        self.drain();
+    }
+
     /// One impostor datagram with our connection ID and a key of its own,
     /// tagged under that key or with tag bytes from the input. HELLO and
     /// DATA go to the server (once it knows our ID: a blind attacker learns
@@ -645,7 +688,10 @@ impl World {
         let mut buf = vec![0u8; 1500];
         let mut w = Writer::new(&mut buf);
         // The encoders cannot run out of room in 1500 bytes: their results are moot.
-        let to_server = match kind % 6 {
+        if kind % 7 == 6 {
+            return self.spoofed_hello(key);
+        }
+        let to_server = match kind % 7 {
             0 => {
                 let _ = wire::encode_hello(&mut w, self.id, &[ChannelKind::ReliableOrdered], &key, b"fuzz");
                 wire::pad_hello(&mut w);
@@ -671,7 +717,7 @@ impl World {
                 dir == 0
             }
             4 => {
-                let _ = wire::encode_welcome(&mut w, self.id);
+                let _ = wire::encode_welcome(&mut w, self.id, &[pn as u8; 8]);
                 false
             }
             _ => {
@@ -683,7 +729,11 @@ impl World {
         let mut d = buf[..n].to_vec();
         if d[0] != wire::PACKET_HELLO {
             // The tag: under the impostor's key, or bytes from the input.
-            let number = if d[0] == wire::PACKET_DATA { pn } else { 0 };
+            let number = match d[0] {
+                wire::PACKET_DATA => pn,
+                wire::PACKET_WELCOME => welcome_number(&[pn as u8; 8]),
+                _ => 0,
+            };
             if kind & 0x80 != 0 {
                 d[7..15].copy_from_slice(inp.bytes(8).get(..8).unwrap_or(&[0; 8]));
             } else {

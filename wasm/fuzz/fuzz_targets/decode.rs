@@ -42,7 +42,7 @@ fn decoders(data: &[u8]) {
         let mut w = Writer::new(&mut buf);
         let ok = match &hs {
             Handshake::Hello { conn_id, channels, key, payload, .. } => wire::encode_hello(&mut w, *conn_id, channels, key, payload),
-            Handshake::Welcome { conn_id, .. } => wire::encode_welcome(&mut w, *conn_id),
+            Handshake::Welcome { conn_id, nonce, .. } => wire::encode_welcome(&mut w, *conn_id, nonce),
             Handshake::Reject { conn_id, reason, .. } => wire::encode_reject(&mut w, *conn_id, reason),
         };
         assert!(ok, "re-encoding a decoded handshake did not fit");
@@ -56,7 +56,7 @@ fn decoders(data: &[u8]) {
             ) => {
                 assert_eq!((a, ca, ka, pa), (b, cb, kb, pb));
             }
-            (Handshake::Welcome { conn_id: a, .. }, Handshake::Welcome { conn_id: b, .. }) => assert_eq!(a, b),
+            (Handshake::Welcome { conn_id: a, nonce: x, .. }, Handshake::Welcome { conn_id: b, nonce: y, .. }) => assert_eq!((a, x), (b, y)),
             (Handshake::Reject { conn_id: a, reason: ra, .. }, Handshake::Reject { conn_id: b, reason: rb, .. }) => {
                 assert_eq!((a, ra), (b, rb));
             }
@@ -95,7 +95,7 @@ fn frame_loop(body: &[u8]) {
                             assert!(b.len() + 6 <= parity.len());
                         }
                     }
-                    Frame::Ping | Frame::Close { .. } | Frame::LossReport { .. } => {}
+                    Frame::Ping | Frame::Close { .. } | Frame::LossReport { .. } | Frame::PathChallenge(_) | Frame::PathResponse(_) => {}
                 }
             }
             Err(_) => break,
@@ -130,8 +130,8 @@ impl Victims {
         let scfg = ServerConfig { connection: cfg.clone(), max_pending: 4, max_connections: 4, ..ServerConfig::default() };
         let connecting = Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED), b"hi").unwrap();
         let mut connected = Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED + 1), b"hi").unwrap();
-        let mut live = Server::new(scfg.clone()).unwrap();
-        let fresh = Server::new(scfg).unwrap();
+        let mut live = Server::new(scfg.clone(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
+        let fresh = Server::new(scfg, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
         let mut buf = vec![0u8; 1500];
         // Handshake `connected` with `live` over a perfect link.
         let live_id = connected.id();

@@ -7,7 +7,7 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use ricochet_core::{wire, ConnectionId, Event, MessageId, SendError, Server, ServerConfig, Stats};
+use ricochet_core::{wire, ConnectionId, Event, MessageId, PathEvent, SendError, Server, ServerConfig, Stats};
 
 use crate::batch::{RecvBatch, SendBatch, MAX_BATCH_SLOTS};
 use crate::clock::Clock;
@@ -39,6 +39,9 @@ pub enum AcceptPolicy {
 
 struct Peer {
     addr: SocketAddr,
+    /// A new address an authentic datagram came from, challenged by the
+    /// core; the session moves there only once it answers (path validation).
+    candidate: Option<SocketAddr>,
     last_seen_us: u64,
 }
 
@@ -63,7 +66,11 @@ impl UdpServer {
     /// Binds a UDP socket (4 MiB buffers, non-blocking) and starts the clock.
     /// An invalid config is an `InvalidInput` error naming the field.
     pub fn bind(addr: impl ToSocketAddrs, config: ServerConfig) -> io::Result<UdpServer> {
-        let core = Server::new(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // WELCOME nonces come from this: an attacker who could predict them
+        // could pass a spoofed address off as validated.
+        let mut secret = [0u8; ricochet_core::SERVER_SECRET_LEN];
+        getrandom::fill(&mut secret).map_err(|err| io::Error::other(format!("no OS randomness: {err}")))?;
+        let core = Server::new(config, &secret).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let addr = addr
             .to_socket_addrs()?
             .next()
@@ -239,17 +246,28 @@ impl UdpServer {
     fn on_datagram(&mut self, i: usize) {
         let now = self.clock.now_us();
         let (datagram, from) = self.inbox.get(i);
+        let len = datagram.len();
         match self.core.handle_datagram(now, datagram) {
             // Accepted by the session (authentic: an impostor who knows the ID
-            // but not the session key gets Err): it is the connection's address now.
+            // but not the session key gets Err). From a new address, a
+            // validated session only challenges it (the key holder may spoof
+            // its source); before that the core's 3× limit covers any address.
             Ok(id) => match self.peers.entry(id) {
                 Entry::Occupied(mut e) => {
                     let p = e.get_mut();
-                    p.addr = from;
                     p.last_seen_us = now;
+                    if p.addr == from {
+                    } else if p.candidate == Some(from) {
+                        self.core.candidate_datagram(id, len);
+                    } else if self.core.path_changed(now, id, len) {
+                        p.candidate = Some(from);
+                    } else {
+                        p.addr = from;
+                        p.candidate = None;
+                    }
                 }
                 Entry::Vacant(e) => {
-                    e.insert(Peer { addr: from, last_seen_us: now });
+                    e.insert(Peer { addr: from, candidate: None, last_seen_us: now });
                 }
             },
             Err(_) => self.socket.stats.dropped_in += 1,
@@ -262,12 +280,23 @@ impl UdpServer {
         loop {
             let now = self.clock.now_us();
             let mut progressed = false;
+            // A validated candidate is the address from now on (first: the
+            // core probes it at once); an abandoned one is forgotten.
+            while let Some((id, ev)) = self.core.poll_path_event() {
+                if let Some(p) = self.peers.get_mut(&id) {
+                    let candidate = p.candidate.take();
+                    if ev == PathEvent::Validated {
+                        p.addr = candidate.unwrap_or(p.addr);
+                    }
+                }
+            }
             while let Some((id, n)) = self.core.poll_transmit(now, self.outbox.next_buf()) {
                 progressed = true;
                 let reject = self.outbox.next_buf()[0] == wire::PACKET_REJECT;
-                match self.peers.get(&id) {
-                    Some(p) => {
-                        self.outbox.push(n, Some(p.addr));
+                let to = self.peers.get(&id).and_then(|p| if self.core.transmit_to_candidate() { p.candidate } else { Some(p.addr) });
+                match to {
+                    Some(addr) => {
+                        self.outbox.push(n, Some(addr));
                         if self.outbox.is_full() {
                             self.socket.send_batch(&mut self.outbox);
                         }

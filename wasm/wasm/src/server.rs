@@ -17,16 +17,20 @@ pub struct Server {
     ev: EventSlot,
     ev_conn: u32,
     last_drop: u32,
+    path_conn: u32,
 }
 
 #[wasm_bindgen]
 impl Server {
+    /// `secret`: 32 bytes from `crypto.getRandomValues`, fresh per server
+    /// (WELCOME nonces are derived from it).
     #[wasm_bindgen(constructor)]
-    pub fn new(config: &ConfigInput) -> Result<Server, JsError> {
+    pub fn new(config: &ConfigInput, secret: &[u8]) -> Result<Server, JsError> {
         let cfg = config.to_server_config();
         let tx = vec![0; cfg.connection.max_datagram_size];
-        let server = CoreServer::new(cfg).map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(Server { server, io: Scratch::default(), tx, tx_conn: 0, ev: EventSlot::default(), ev_conn: 0, last_drop: 0 })
+        let secret: &ricochet_core::ServerSecret = secret.try_into().map_err(|_| JsError::new("server secret: expected 32 bytes"))?;
+        let server = CoreServer::new(cfg, secret).map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(Server { server, io: Scratch::default(), tx, tx_conn: 0, ev: EventSlot::default(), ev_conn: 0, last_drop: 0, path_conn: 0 })
     }
 
     #[wasm_bindgen(js_name = ioReserve)]
@@ -141,6 +145,47 @@ impl Server {
             None => Ok(false),
             Some(r) => r.map(|_| true).map_err(|e| JsError::new(&e.0)),
         }
+    }
+
+    /// The last `handleDatagram` (Ok) came from an address that is neither
+    /// the connection's current one nor its candidate (see
+    /// `ricochet_core::Server::path_changed`): true, hold it as the candidate;
+    /// false, move to it at once.
+    #[wasm_bindgen(js_name = pathChanged)]
+    pub fn path_changed(&mut self, now: f64, conn: u32, len: usize) -> bool {
+        self.server.path_changed(micros(now), conn, len)
+    }
+
+    /// Another accepted datagram of `len` bytes came from the candidate.
+    #[wasm_bindgen(js_name = candidateDatagram)]
+    pub fn candidate_datagram(&mut self, conn: u32, len: usize) {
+        self.server.candidate_datagram(conn, len);
+    }
+
+    /// The datagram of the last `pollTransmit` goes to the candidate address.
+    #[wasm_bindgen(js_name = txToCandidate)]
+    pub fn tx_to_candidate(&self) -> bool {
+        self.server.transmit_to_candidate()
+    }
+
+    /// Next candidate outcome: 0 none, 1 validated (move to it), 2 abandoned
+    /// (forget it); `pathEventConn` names the connection.
+    #[wasm_bindgen(js_name = pollPathEvent)]
+    pub fn poll_path_event(&mut self) -> u32 {
+        match self.server.poll_path_event() {
+            Some((conn, ev)) => {
+                self.path_conn = conn;
+                match ev {
+                    ricochet_core::PathEvent::Validated => 1,
+                    ricochet_core::PathEvent::Abandoned => 2,
+                }
+            }
+            None => 0,
+        }
+    }
+    #[wasm_bindgen(js_name = pathEventConn)]
+    pub fn path_event_conn(&self) -> u32 {
+        self.path_conn
     }
 
     #[wasm_bindgen(js_name = connectionCount)]
