@@ -75,6 +75,11 @@ export class RequestBudget {
     private readonly burst: number,
   ) {}
 
+  /** True if `address` has spent its budget (a connection from it is refused before a byte is read). */
+  exhausted(address: string | undefined, now = performance.now()): boolean {
+    return this.buckets.get(address ?? '?')?.available(now) === false;
+  }
+
   /** True if a request from `address` may be served now. */
   take(address: string | undefined, now = performance.now()): boolean {
     if (now - this.sweep > 60_000) {

@@ -12,6 +12,11 @@ export class TokenBucket {
     this.last = now;
   }
 
+  /** True if at least one unit is available (takes nothing). */
+  available(now = performance.now()): boolean {
+    return Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate) >= 1;
+  }
+
   /** Take `n` units if available. */
   take(n = 1, now = performance.now()): boolean {
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);

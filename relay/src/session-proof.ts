@@ -1,18 +1,24 @@
 // What a client must show to take a live session onto a new link: the
 // session key from its HELLO (wasm/core/WIRE.md, "Authentication"). The
 // first datagram on the new link must be a HELLO carrying that key, or a
-// DATA packet whose tag verifies under it; knowing the token and the
-// connection ID is not enough. Checked once per resume, so a plain BigInt
+// DATA packet whose tag verifies under key(1), which mixes in the nonce of
+// the server's WELCOME; knowing the token and the connection ID is not
+// enough. Checked once per resume, so a plain BigInt
 // SipHash-2-4 is fast enough and keeps the relay free of native code here.
 import { timingSafeEqual } from 'node:crypto';
 
 const MASK = (1n << 64n) - 1n;
 const HELLO = 1;
+const WELCOME = 2;
 const DATA = 4;
+/** type, ID, version, tag, nonce N (8 bytes). */
+const WELCOME_LEN = 23;
 const KEY_LEN = 16;
 const LABEL = Buffer.from('ricochet-3', 'latin1');
-/** Client → server, the direction of everything a relay checks. */
+/** Client → server: what a resume must prove. */
 const CLIENT_TO_SERVER = 1;
+/** Server → client: the WELCOME that carries the nonce. */
+const SERVER_TO_CLIENT = 2;
 
 const rotl = (x: bigint, b: bigint) => ((x << b) | (x >> (64n - b))) & MASK;
 
@@ -57,17 +63,17 @@ export function siphash24(k: Uint8Array, m: Uint8Array): bigint {
   return (v0 ^ v1 ^ v2 ^ v3) & MASK;
 }
 
-/** key(d) of WIRE.md: the 16-byte tag key of direction `d` under session key `k`. */
-export function directionKey(k: Uint8Array, d: number): Buffer {
+/** key(d) of WIRE.md: the tag key of direction `d` under session key `k` (key(1) also mixes in the WELCOME's nonce). */
+export function directionKey(k: Uint8Array, d: number, nonce: Uint8Array = new Uint8Array(0)): Buffer {
   const out = Buffer.alloc(16);
-  for (const half of [0, 1]) out.writeBigUInt64LE(siphash24(k, Buffer.concat([LABEL, Buffer.from([d, half])])), half * 8);
+  for (const half of [0, 1]) out.writeBigUInt64LE(siphash24(k, Buffer.concat([LABEL, Buffer.from([d, half]), nonce])), half * 8);
   return out;
 }
 
-/** The tag of a DATA packet with full packet number `pn`, as WIRE.md defines it. */
-export function dataTag(dirKey: Uint8Array, connId: number, pn: bigint, datagramLength: number): Buffer {
+/** The tag of a packet of `type` (DATA: full packet number `pn`; WELCOME: its nonce as a number), as WIRE.md defines it. */
+export function dataTag(dirKey: Uint8Array, connId: number, pn: bigint, datagramLength: number, type = DATA): Buffer {
   const m = Buffer.alloc(17);
-  m[0] = DATA;
+  m[0] = type;
   m.writeUInt32LE(connId >>> 0, 1);
   m.writeBigUInt64LE(pn, 5);
   m.writeUInt32LE(datagramLength >>> 0, 13);
@@ -89,13 +95,29 @@ export function expandPacketNumber(low: number, expected: bigint): bigint {
 /** A session's key and the client's largest packet number seen, to judge a resume. */
 export class SessionProof {
   private readonly key: Buffer;
-  private readonly tagKey: Buffer;
+  /** key(1), once the WELCOME's nonce is known. */
+  private tagKey: Buffer | null = null;
+  /** key(2): the server's packets, to check the WELCOME. */
+  private readonly serverKey: Buffer;
   /** Largest client packet number forwarded (-1: none yet). */
   private largest = -1n;
 
   constructor(sessionKey: Uint8Array) {
     this.key = Buffer.from(sessionKey);
-    this.tagKey = directionKey(this.key, CLIENT_TO_SERVER);
+    this.serverKey = directionKey(this.key, SERVER_TO_CLIENT);
+  }
+
+  /**
+   * Note a datagram from the server: its WELCOME's nonce N completes key(1).
+   * Only a WELCOME whose tag verifies under key(2) counts, so a datagram
+   * forged toward the relay's backend socket cannot spoil later resumes.
+   */
+  observeDown(d: Uint8Array): void {
+    if (d[0] !== WELCOME || d.length !== WELCOME_LEN || this.tagKey !== null) return;
+    const b = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+    const nonce = b.subarray(15, 23);
+    const tag = dataTag(this.serverKey, b.readUInt32LE(1), nonce.readBigUInt64LE(0), WELCOME_LEN, WELCOME);
+    if (timingSafeEqual(tag, b.subarray(7, 15))) this.tagKey = directionKey(this.key, CLIENT_TO_SERVER, nonce);
   }
 
   /** Note a DATA packet the session forwarded (cheap: its packet number only). */
@@ -112,7 +134,7 @@ export class SessionProof {
       if (d.length < keyAt + KEY_LEN) return false;
       return timingSafeEqual(Buffer.from(d.subarray(keyAt, keyAt + KEY_LEN)), this.key);
     }
-    if (d[0] !== DATA || d.length < 15) return false;
+    if (d[0] !== DATA || d.length < 15 || this.tagKey === null) return false;
     const pn = expandPacketNumber(d[5]! | (d[6]! << 8), this.largest + 1n);
     return timingSafeEqual(dataTag(this.tagKey, connId, pn, d.length), Buffer.from(d.subarray(7, 15)));
   }

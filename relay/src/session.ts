@@ -275,6 +275,7 @@ export class Session {
   /** Datagrams from the backend go out in one batch per event-loop turn. */
   private fromBackend(msg: Buffer): void {
     if (this.ended) return;
+    this.proof?.observeDown(msg);
     this.lastActivity = Date.now();
     // Parked: nothing to deliver to; the endpoints' own recovery resends after the resume.
     if (this.link === null) return void this.metrics.drops.inc({ reason: 'client_parked' });

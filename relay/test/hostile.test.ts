@@ -225,9 +225,14 @@ describe('ricochet-relay --production under attack', () => {
     expect(again.reason).toMatch(/^RELAY_ERR_TOKEN_REUSED/);
   });
 
-  it('answers pipelined requests up to the per-address budget, then with an empty 429 each', async () => {
-    const r = await raw('GET /metrics HTTP/1.1\r\nHost: relay\r\n\r\n'.repeat(200), {
-      port: info.metricsPort,
+  it('the metrics listener answers one request per connection and reads nothing pipelined behind it', async () => {
+    const r = await raw('GET /metrics HTTP/1.1\r\nHost: relay\r\n\r\n'.repeat(200), { port: info.metricsPort, ms: 5_000 });
+    expect(r.text.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200']);
+    expect(r.closed).toBe(true);
+  });
+
+  it('answers requests pipelined to the public listener up to the per-address budget, then an empty 429 each', async () => {
+    const r = await raw('GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n'.repeat(200), {
       ms: 5_000,
       until: (text) => (text.match(/HTTP\/1\.1 (200|429)/g)?.length ?? 0) >= 100,
     });

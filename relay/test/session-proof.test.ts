@@ -5,10 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { SessionProof, dataTag, directionKey, expandPacketNumber, siphash24 } from '../src/session-proof.js';
 
 const K = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
+/** The server nonce N the vectors' client → server tags are sealed under (WIRE.md). */
+const N = Buffer.from('a0a1a2a3a4a5a6a7', 'hex');
 const vectors = JSON.parse(readFileSync(new URL('../../wasm/core/tests/vectors/wire.json', import.meta.url), 'utf8')) as {
   name: string;
   hex: string;
-  sealed?: { direction: string; number: number };
+  sealed?: { direction: string; number: string };
 }[];
 
 describe('session proof', () => {
@@ -18,12 +20,12 @@ describe('session proof', () => {
   });
 
   it('derives the client-to-server key and the DATA tags of the core vectors', () => {
-    expect(directionKey(K, 1).toString('hex')).toBe('8c2eb6954d9110a34a44edc358d612da');
+    expect(directionKey(K, 1, N).toString('hex')).toBe('25383fa27eb94628e7ed950e8e11ac8c');
     const data = vectors.filter((v) => v.sealed?.direction === 'client_to_server' && v.hex.startsWith('04'));
     expect(data.length).toBeGreaterThan(2);
     for (const v of data) {
       const d = Buffer.from(v.hex, 'hex');
-      expect(dataTag(directionKey(K, 1), d.readUInt32LE(1), BigInt(v.sealed!.number), d.length).toString('hex'), v.name).toBe(d.subarray(7, 15).toString('hex'));
+      expect(dataTag(directionKey(K, 1, N), d.readUInt32LE(1), BigInt(v.sealed!.number), d.length).toString('hex'), v.name).toBe(d.subarray(7, 15).toString('hex'));
     }
   });
 
@@ -31,6 +33,14 @@ describe('session proof', () => {
     expect(expandPacketNumber(4464, 70_000n)).toBe(70_000n);
     expect(expandPacketNumber(0xffff, 0x1_0001n)).toBe(0xffffn);
     const proof = new SessionProof(K);
+    const ping0 = Buffer.from(vectors.find((v) => v.name === 'data_ping')!.hex, 'hex');
+    expect(proof.proves(ping0, ping0.readUInt32LE(1)), 'no WELCOME seen: no key(1) yet').toBe(false);
+    // A WELCOME forwarded from the server carries N (bytes 15..23); a forged one (bad tag) is ignored.
+    const welcome = Buffer.from(vectors.find((v) => v.name === 'welcome')!.hex, 'hex');
+    expect(welcome.subarray(15, 23).equals(N)).toBe(true);
+    proof.observeDown(Buffer.concat([welcome.subarray(0, 7), Buffer.alloc(8), N]));
+    expect(proof.proves(ping0, ping0.readUInt32LE(1)), 'a forged WELCOME completes nothing').toBe(false);
+    proof.observeDown(welcome);
     const ping = Buffer.from(vectors.find((v) => v.name === 'data_ping')!.hex, 'hex');
     expect(proof.proves(ping, ping.readUInt32LE(1))).toBe(true);
     const forged = Buffer.from(ping);
