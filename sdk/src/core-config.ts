@@ -3,7 +3,7 @@
 import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
 import { wasm } from './wasm.js';
 
-export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, transportMax: number, withChannels: boolean) {
+export function coreConfig(o: ConnectionOptions & { maxConnections?: number; maxChannels?: number; recvBudgetBytes?: number }, transportMax: number, withChannels: boolean) {
   const w = wasm();
   const c = new w.ConfigInput();
   const dgram = positive('maxDatagramBytes', o.maxDatagramBytes, 65507) ?? Math.min(1200, transportMax);
@@ -21,6 +21,8 @@ export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, t
   set('handshakeTimeoutMs', o.handshakeTimeoutMs, (x) => (c.handshake_timeout_us = x * 1000));
   set('maxAckDelayMs', o.maxAckDelayMs, (x) => (c.max_ack_delay_us = x * 1000));
   set('maxConnections', o.maxConnections, (x) => (c.max_connections = x), 2 ** 32 - 1);
+  set('maxChannels', o.maxChannels, (x) => (c.max_channels = x), 255);
+  set('recvBudgetBytes', o.recvBudgetBytes, (x) => (c.recv_budget_bytes = x), 2 ** 32 - 1);
   c.fec_preset = fecPreset(o.fec);
   set('fecBudget', o.fecBudget, (x) => (c.fec_budget = x), 2);
   if (o.congestion !== undefined) {
@@ -31,8 +33,10 @@ export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, t
   // A message must fit the buffers; grow them with maxMessageBytes unless set.
   if (o.maxMessageBytes !== undefined) {
     if (o.sendBufferBytes === undefined) c.send_buffer_bytes = Math.max(c.send_buffer_bytes, c.max_message_size);
-    if (o.recvBufferBytes === undefined) c.recv_buffer_bytes = Math.max(c.recv_buffer_bytes, c.max_message_size);
+    if (o.recvBufferBytes === undefined) c.recv_buffer_bytes = Math.max(c.recv_buffer_bytes, headReserve(c.max_message_size));
   }
+  // A server's total budget covers at least one connection's.
+  if (o.recvBudgetBytes === undefined) c.recv_budget_bytes = Math.max(c.recv_budget_bytes, c.recv_buffer_bytes);
   if (withChannels) {
     (o.channels ?? DEFAULT_CHANNELS).forEach((ch, i) => {
       const opt: ChannelOptions = typeof ch === 'string' ? { kind: ch } : ch;
@@ -45,6 +49,11 @@ export function coreConfig(o: ConnectionOptions & { maxConnections?: number }, t
   return c;
 }
 
+/** Receive budget one message in reassembly may need (the core's `head_reserve`:
+ *  its bytes plus 16 per fragment of at least 64 bytes). */
+export function headReserve(maxMessage: number): number {
+  return maxMessage + 16 * (Math.ceil(maxMessage / 64) + 1);
+}
 
 /** The core's FEC preset number for an option value (throws on an unknown name). */
 export function fecPreset(p: ConnectionOptions['fec']): number {

@@ -43,7 +43,12 @@ export interface ConnectionOptions extends ResumeOptions {
   maxMessageBytes?: number;
   /** Queued + unacknowledged bytes before `send` refuses. Default 8 MiB. */
   sendBufferBytes?: number;
-  /** Out-of-order/reassembly bytes the receiver holds. Default 8 MiB. */
+  /**
+   * Receive memory budget of the connection, all channels together: bytes held
+   * out of order or in reassembly; beyond it packets go unacknowledged and are
+   * sent again later. Default 8 MiB; at least `maxMessageBytes` × ~1.25
+   * (one message in reassembly, in the smallest fragments).
+   */
   recvBufferBytes?: number;
   /** Close when nothing arrives for this long. Default 10 000 ms. */
   idleTimeoutMs?: number;
@@ -74,6 +79,14 @@ export interface ConnectionOptions extends ResumeOptions {
 export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed' | keyof ResumeOptions> {
   /** Most live connections. Default 4096. */
   maxConnections?: number;
+  /** Most channels a client may declare; more are rejected ("too many channels"). Default 16. */
+  maxChannels?: number;
+  /**
+   * Receive memory budget of all connections together, bytes (each also within
+   * its own `recvBufferBytes`). At the budget, packets that would grow a
+   * buffer go unacknowledged and are sent again later. Default 256 MiB.
+   */
+  recvBudgetBytes?: number;
 }
 
 export const KINDS: Record<ChannelKind, number> = {

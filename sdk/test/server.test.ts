@@ -51,6 +51,24 @@ describe('Server', () => {
     });
   });
 
+  it('maxChannels: a client declaring more channels is rejected before any connect request', () => {
+    const clock = new VirtualClock();
+    const requests: number[] = [];
+    const server = new Server({ clock, maxChannels: 2, onConnectRequest: (r) => void requests.push(r.id) });
+    const { client, server: end } = loopbackPair({ clock });
+    server.attach(end);
+    const conn = new Connection(client, { clock, channels: ['reliable-ordered', 'unreliable', 'unreliable'] });
+    return Promise.resolve().then(() => {
+      clock.advance(100_000);
+      expect(requests).toEqual([]);
+      expect(conn.closeInfo).toMatchObject({ kind: 'rejected', reason: 'too many channels', code: 'RICOCHET_ERR_REJECTED' });
+    });
+  });
+
+  it('recvBudgetBytes below one connection budget is refused by name', () => {
+    expect(() => new Server({ recvBufferBytes: 4 << 20, recvBudgetBytes: 1 << 20 })).toThrow(/recv_budget_bytes/);
+  });
+
   it("an impostor's HELLO and CLOSE under a live ID neither reach it nor move its replies", async () => {
     const clock = new VirtualClock();
     const server = new Server({ clock });

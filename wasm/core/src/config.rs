@@ -82,12 +82,14 @@ pub struct Config {
     /// Bytes of queued plus unacknowledged messages before `send` refuses.
     /// Default 8 MiB. Must be at least `max_message_size`.
     pub send_buffer_bytes: usize,
-    /// Bytes of out-of-order and partially reassembled messages the receiver
-    /// holds; packets that would exceed it are dropped unacknowledged (the
-    /// sender retransmits). The message a reliable channel waits for next is
-    /// always taken, so the worst case is this plus, for each reliable
-    /// channel, 1.25 × `max_message_size` (fragment bookkeeping included).
-    /// Default 8 MiB. Must be at least `max_message_size`.
+    /// Receive memory budget of the whole connection, bytes: out-of-order and
+    /// partially reassembled messages of all its channels together, head-of-line
+    /// reassemblies included; never exceeded, however many channels the peer
+    /// declared. Packets that would exceed it are dropped unacknowledged (the
+    /// sender retransmits). `head_reserve(max_message_size)` of it (about
+    /// 1.25 × `max_message_size`) is kept for one channel at a time to
+    /// complete the message it waits for next, so no channel deadlocks.
+    /// Default 8 MiB. Must be at least `head_reserve(max_message_size)`.
     pub recv_buffer_bytes: usize,
     /// Reliable channels: most messages in flight per channel (sent but not
     /// acknowledged, and held out of order by the receiver). Default 4096,
@@ -212,9 +214,10 @@ impl Config {
                 self.send_buffer_bytes, self.max_message_size
             ));
         }
-        if self.recv_buffer_bytes < self.max_message_size {
+        let reserve = crate::recv_budget::head_reserve(self.max_message_size);
+        if self.recv_buffer_bytes < reserve {
             return err(format!(
-                "recv_buffer_bytes ({}) must be at least max_message_size ({})",
+                "recv_buffer_bytes ({}) must be at least {reserve} (head_reserve of max_message_size {})",
                 self.recv_buffer_bytes, self.max_message_size
             ));
         }
@@ -276,6 +279,18 @@ pub struct ServerConfig {
     /// connection's claims. None (the default): HELLOs are taken as sent,
     /// for direct clients.
     pub relay_key: Option<crate::attest::AttestKey>,
+    /// Most channels a client may declare in HELLO; a HELLO with more is
+    /// rejected with "too many channels" before anything is allocated.
+    /// Default 16 (the SDK declares 4 by default, the arcade 3). Range 1..=255.
+    pub max_channels: usize,
+    /// Server-wide receive memory budget, bytes: the sum over connections of
+    /// what each holds out of order or in reassembly. At the budget no
+    /// connection's receive buffer grows (packets that would grow it are
+    /// dropped unacknowledged, as at a connection's own budget), so the total
+    /// stays bounded and no connection takes more than its own
+    /// `recv_buffer_bytes`. Default 256 MiB. Must be at least
+    /// `connection.recv_buffer_bytes`.
+    pub recv_budget_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -286,6 +301,8 @@ impl Default for ServerConfig {
             max_pending: 1024,
             pending_timeout_us: 5_000_000,
             relay_key: None,
+            max_channels: 16,
+            recv_budget_bytes: 256 << 20,
         }
     }
 }
@@ -295,6 +312,15 @@ impl ServerConfig {
         self.connection.validate()?;
         if self.max_connections == 0 || self.max_pending == 0 {
             return Err(ConfigError("max_connections and max_pending: must be above 0".into()));
+        }
+        if !(1..=MAX_CHANNELS).contains(&self.max_channels) {
+            return Err(ConfigError(format!("max_channels: need 1..={MAX_CHANNELS}, got {}", self.max_channels)));
+        }
+        if self.recv_budget_bytes < self.connection.recv_buffer_bytes {
+            return Err(ConfigError(format!(
+                "recv_budget_bytes ({}) must be at least connection.recv_buffer_bytes ({})",
+                self.recv_budget_bytes, self.connection.recv_buffer_bytes
+            )));
         }
         Ok(())
     }

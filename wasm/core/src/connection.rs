@@ -15,7 +15,8 @@ use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
 use crate::path::PathState;
 use crate::pn_bound::PnRoom;
-use crate::recv_channel::{Accept, Limits, RecvChannel};
+use crate::recv_budget::RecvBudget;
+use crate::recv_channel::RecvChannel;
 use crate::rtt::RttEstimator;
 use crate::send_channel::{Released, SendChannel};
 use crate::sent::{Chunk, SentPacket, SentPackets};
@@ -70,6 +71,7 @@ pub struct Connection {
     pub(crate) probes_due: u8,
     pub(crate) send: Vec<SendChannel>,
     pub(crate) recv: Vec<RecvChannel>,
+    pub(crate) recv_budget: RecvBudget,
     /// Order in which channels get room in a datagram (priority, then index).
     pub(crate) channel_order: Vec<u8>,
     pub(crate) retransmit: VecDeque<Chunk>,
@@ -170,6 +172,7 @@ impl Connection {
             probes_due: 0,
             send: config.channels.iter().map(|&c| SendChannel::new(c)).collect(),
             recv: config.channels.iter().enumerate().map(|(i, c)| RecvChannel::new(i as u8, c.kind)).collect(),
+            recv_budget: RecvBudget::new(config.recv_buffer_bytes, config.max_message_size),
             channel_order,
             retransmit: VecDeque::new(),
             sent: SentPackets::default(),
@@ -241,7 +244,7 @@ impl Connection {
         s.congestion_window = self.cc.window();
         s.bytes_in_flight = self.sent.bytes_in_flight();
         s.send_buffer_bytes = self.send_buffered as u64;
-        s.recv_buffer_bytes = self.recv_buffered() as u64;
+        s.recv_buffer_bytes = self.recv_budget.buffered as u64;
         for (i, cs) in s.channels.iter_mut().enumerate() {
             cs.messages_sent = self.send[i].messages_sent;
             cs.messages_delivered = self.recv[i].delivered;
@@ -255,8 +258,10 @@ impl Connection {
         self.timers.next()
     }
 
-    fn recv_buffered(&self) -> usize {
-        self.recv.iter().map(|r| r.buffered()).sum()
+    /// Bytes held out of order or in reassembly, all channels (at most
+    /// `recv_buffer_bytes`).
+    pub fn receive_buffered_bytes(&self) -> usize {
+        self.recv_budget.buffered
     }
 
     // ---- commands ------------------------------------------------------
@@ -540,11 +545,6 @@ impl Connection {
     /// Apply one frame of packet `pn`. Returns false if reliable data found
     /// no room (the packet must then stay unacknowledged).
     fn on_frame(&mut self, now: u64, frame: Frame, pn: u64, rebuilt: bool) -> bool {
-        let limits = |c: &Connection| Limits {
-            window: c.config.reliable_window as u64,
-            max_message: c.config.max_message_size,
-            budget: c.config.recv_buffer_bytes.saturating_sub(c.recv_buffered()),
-        };
         match frame {
             Frame::Ack { largest, delay_us, first_range, ranges, .. } => {
                 self.on_ack(now, largest, delay_us, first_range, ranges);
@@ -573,19 +573,9 @@ impl Connection {
                 true
             }
             Frame::Messages { channel, first_seq, body, .. } => {
-                for (i, data) in MessageIter::new(body).enumerate() {
-                    let l = limits(self);
-                    let seq = first_seq.wrapping_add(i as u16);
-                    if self.recv[channel as usize].on_message(seq, data, l, &mut self.events) == Accept::NoRoom {
-                        return false;
-                    }
-                }
-                true
+                MessageIter::new(body).enumerate().all(|(i, d)| self.take_data(channel, first_seq.wrapping_add(i as u16), None, d))
             }
-            Frame::Fragment { channel, seq, index, count, data } => {
-                let l = limits(self);
-                self.recv[channel as usize].on_fragment(seq, index, count, data, l, &mut self.events) == Accept::Ok
-            }
+            Frame::Fragment { channel, seq, index, count, data } => self.take_data(channel, seq, Some((index, count)), data),
         }
     }
 

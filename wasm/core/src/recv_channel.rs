@@ -11,7 +11,7 @@ const MAX_UNRELIABLE_REASSEMBLIES: usize = 32;
 /// Bookkeeping cost charged per stored fragment against the receive budget
 /// (map entry and buffer header). With fragments of at least
 /// `MIN_FRAGMENT_BYTES`, a reassembly costs at most 1.25 × its message size.
-const FRAGMENT_OVERHEAD: usize = 16;
+pub(crate) const FRAGMENT_OVERHEAD: usize = 16;
 
 #[derive(Debug, Default)]
 struct Reassembly {
@@ -41,8 +41,11 @@ pub enum Accept {
 pub struct Limits {
     pub window: u64,
     pub max_message: usize,
-    /// Bytes of receive buffer still free across the connection.
+    /// Bytes of receive buffer still free across the connection for
+    /// anything but this channel's head-of-line reassembly.
     pub budget: usize,
+    /// Free for this channel's head-of-line reassembly (see `recv_budget`).
+    pub head_budget: usize,
 }
 
 #[derive(Debug)]
@@ -83,6 +86,11 @@ impl RecvChannel {
     /// Bytes held out of order or in reassembly (counted against the budget).
     pub fn buffered(&self) -> usize {
         self.buffered
+    }
+
+    /// A reliable channel has part of the message it waits for next.
+    pub fn head_partial(&self) -> bool {
+        self.kind.is_reliable() && self.reassembly.contains_key(&self.next)
     }
 
     fn expand(&self, seq16: u16) -> u64 {
@@ -149,10 +157,10 @@ impl RecvChannel {
             }
             return Accept::Ok;
         }
-        // The head-of-line message is always taken (within max_message), so
-        // a buffer full of later messages can never deadlock the channel.
+        // The head-of-line message has a budget of its own (the connection's
+        // reserve), so a buffer full of later messages cannot deadlock it.
         let head = reliable && seq == self.next;
-        if cost > limits.budget && !head {
+        if cost > if head { limits.head_budget } else { limits.budget } {
             if reliable {
                 return Accept::NoRoom;
             }
@@ -251,7 +259,7 @@ impl RecvChannel {
 mod tests {
     use super::*;
 
-    const L: Limits = Limits { window: 1000, max_message: 1 << 20, budget: 1 << 20 };
+    const L: Limits = Limits { window: 1000, max_message: 1 << 20, budget: 1 << 20, head_budget: 1 << 20 };
 
     fn payloads(out: &VecDeque<Event>) -> Vec<u8> {
         out.iter()

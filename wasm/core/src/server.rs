@@ -52,6 +52,8 @@ struct Entry {
     dirty: bool,
     /// The deadline this connection has in `deadlines` (others there are stale).
     scheduled: Option<u64>,
+    /// Its receive buffer as last counted in `Server::recv_buffered`.
+    recv_counted: usize,
 }
 
 pub struct Server {
@@ -80,6 +82,12 @@ pub struct Server {
     /// thousands of connections. Entries not matching `Entry::scheduled` are
     /// stale and skipped; the top is always current.
     deadlines: BinaryHeap<Reverse<(u64, ConnectionId)>>,
+    /// Receive buffers of all connections, kept by delta after each call on
+    /// a connection (O(1)), against `ServerConfig::recv_budget_bytes`.
+    recv_buffered: usize,
+    /// The connection granted the server's head reserve (see `with_conn`).
+    recv_holder: Option<ConnectionId>,
+    recv_reserve: usize,
 }
 
 /// Labels of the nonce and path-challenge derivations (`auth::server_nonce`).
@@ -93,6 +101,7 @@ impl Server {
     /// for any address (tests may use a fixed one).
     pub fn new(config: ServerConfig, secret: &ServerSecret) -> Result<Server, ConfigError> {
         config.validate()?;
+        let recv_reserve = crate::recv_budget::head_reserve(config.connection.max_message_size).min(config.recv_budget_bytes);
         Ok(Server {
             config,
             connections: BTreeMap::new(),
@@ -107,6 +116,9 @@ impl Server {
             path_events: VecDeque::new(),
             to_candidate: false,
             deadlines: BinaryHeap::new(),
+            recv_buffered: 0,
+            recv_holder: None,
+            recv_reserve,
         })
     }
 
@@ -121,6 +133,12 @@ impl Server {
     /// IDs of live connections, ascending.
     pub fn connection_ids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
         self.connections.keys().copied()
+    }
+
+    /// Bytes all connections hold out of order or in reassembly (at most
+    /// `ServerConfig::recv_budget_bytes`).
+    pub fn receive_buffered_bytes(&self) -> usize {
+        self.recv_buffered
     }
 
     pub fn connection_count(&self) -> usize {
@@ -191,6 +209,12 @@ impl Server {
             self.reject_new(now, conn_id, key, hello_len, "server full".into());
             return Ok(conn_id);
         }
+        // Every declared channel costs state on both sides: refuse before
+        // anything is allocated for this client.
+        if channels.len() > self.config.max_channels {
+            self.reject_new(now, conn_id, key, hello_len, "too many channels".into());
+            return Ok(conn_id);
+        }
         if payload.len() > self.config.connection.max_handshake_payload {
             self.reject_new(now, conn_id, key, hello_len, "handshake payload too large".into());
             return Ok(conn_id);
@@ -250,7 +274,7 @@ impl Server {
         self.nonces += 1;
         let nonce = server_nonce(&self.secret, NONCE_LABEL, id, &p.key, self.nonces);
         let conn = Connection::accepted(self.config.connection.clone(), id, p.key, &p.channels, now, nonce, p.received);
-        self.connections.insert(id, Entry { conn, claims: p.claims, dirty: false, scheduled: None });
+        self.connections.insert(id, Entry { conn, claims: p.claims, dirty: false, scheduled: None, recv_counted: 0 });
         self.with_conn(id, |_| ());
         true
     }
@@ -310,7 +334,24 @@ impl Server {
     /// Run `f` on a connection, then collect its events and mark it dirty.
     pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
         let e = self.connections.get_mut(&id)?;
+        // What the server-wide budget lets this connection hold meanwhile.
+        // As within a connection (`recv_budget`), one head-of-line reserve is
+        // kept back and granted to one connection at a time, so a server full
+        // of out-of-order data still completes the messages it waits for.
+        let (cap, reserve) = (self.config.recv_budget_bytes, self.recv_reserve);
+        let b = &mut e.conn.recv_budget;
+        b.ceiling = e.recv_counted + (cap - reserve).saturating_sub(self.recv_buffered);
+        b.head_ceiling = if self.recv_holder.is_none_or(|h| h == id) { e.recv_counted + cap.saturating_sub(self.recv_buffered) } else { b.ceiling };
         let r = f(&mut e.conn);
+        self.recv_buffered = self.recv_buffered - e.recv_counted + e.conn.receive_buffered_bytes();
+        e.recv_counted = e.conn.receive_buffered_bytes();
+        let heading = e.conn.recv_budget.head_in_progress();
+        if self.recv_holder == Some(id) && !heading {
+            self.recv_holder = None;
+        }
+        if self.recv_holder.is_none() && heading && self.recv_buffered > cap - reserve {
+            self.recv_holder = Some(id);
+        }
         if Self::settle(&mut self.events, &mut self.path_events, &mut self.dirty, &mut self.deadlines, id, e) {
             self.clean_deadlines();
         }
@@ -454,6 +495,10 @@ impl Server {
     /// (by then its client has given up too).
     fn retire(&mut self, now: u64, id: ConnectionId) {
         let Some(e) = self.connections.remove(&id) else { return };
+        self.recv_buffered -= e.recv_counted;
+        if self.recv_holder == Some(id) {
+            self.recv_holder = None;
+        }
         // Its deadline may be the heap's top: keep the top current.
         self.clean_deadlines();
         if self.retired.len() >= 2 * self.config.max_connections {

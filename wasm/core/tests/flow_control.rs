@@ -55,7 +55,13 @@ fn small_receive_buffer_still_delivers_everything_in_order() {
     // The receiver holds little out-of-order data; the rest is refused
     // unacknowledged and retransmitted, never lost.
     let server = ServerConfig {
-        connection: Config { recv_buffer_bytes: 64 << 10, max_message_size: 64 << 10, send_buffer_bytes: 64 << 10, ..Config::default() },
+        // Room for one 64 KiB message in reassembly and 16 KiB besides.
+        connection: Config {
+            recv_buffer_bytes: ricochet_core::head_reserve(64 << 10) + (16 << 10),
+            max_message_size: 64 << 10,
+            send_buffer_bytes: 64 << 10,
+            ..Config::default()
+        },
         ..ServerConfig::default()
     };
     // The sender ignores congestion so it overruns the receiver's buffer.

@@ -6,7 +6,9 @@
 //! Invariants (checked after every op):
 //! - nothing panics;
 //! - `stats().send_buffer_bytes <= send_buffer_bytes` on every endpoint;
-//! - `stats().recv_buffer_bytes <= recv_buffer_bytes + reliable channels × 1.25 × max_message_size`;
+//! - `stats().recv_buffer_bytes <= recv_buffer_bytes` (head-of-line
+//!   reassemblies included), and the server's total within `recv_budget_bytes`
+//!   (half the inputs set it to one connection's budget);
 //! - every message ID gets at most one `Acked`/`Lost` receipt, and only IDs
 //!   that `send` returned get one; `send` refuses `BufferFull` only when the
 //!   message really does not fit, and hands every refused message back; no
@@ -36,7 +38,8 @@
 //! it must be refused (`Err`, so a host would not move the session to its
 //! address) and change nothing the checks can see. A spoofed HELLO is
 //! accepted and sent a message at once, and must never draw more than 3×
-//! its bytes (nobody behind the address answers).
+//! its bytes (nobody behind the address answers). A spoofed HELLO declaring
+//! more than `max_channels` channels must draw a REJECT and no connection.
 //!
 //! RICOCHET_FUZZ_TRACE=1 prints every op, datagram and event: use it when
 //! replaying one reproducer.
@@ -50,7 +53,7 @@ use libfuzzer_sys::fuzz_target;
 use ricochet_core::auth::{welcome_number, Direction, SessionKey, TagKey};
 use ricochet_core::wire::{self, Writer};
 use ricochet_core::pair::insecure_seeded_entropy;
-use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig, AMPLIFICATION_FACTOR};
+use ricochet_core::{head_reserve, ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig, AMPLIFICATION_FACTOR};
 
 /// Most datagrams held in flight per direction (the oldest is lost beyond).
 const MAX_IN_FLIGHT: usize = 2048;
@@ -226,7 +229,7 @@ fn config(inp: &mut Input) -> Config {
     let max_datagram_size = [1200usize, 128, 300, 576][(a & 3) as usize];
     let max_message_size = [1024usize, 4096, 16 << 10, 64 << 10][((a >> 2) & 3) as usize];
     let send_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 4) & 3) as usize];
-    let recv_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 6) & 3) as usize];
+    let recv_buffer_bytes = head_reserve(max_message_size) + max_message_size * [0usize, 1, 3, 15][((a >> 6) & 3) as usize];
     let reliable_window = [4096u32, 2, 8, 64][(b & 3) as usize];
     // c & 0x20 doubles as a channel-kind bit: the pairing only correlates the two.
     let congestion = match (b & 4 != 0, c & 0x20 != 0) {
@@ -277,6 +280,9 @@ impl World {
         let server = Server::new(ServerConfig {
             connection: Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg.clone() },
             max_pending: 4,
+            // The top seed bit: a server-wide budget of one connection's, so
+            // spoofed connections and the client's compete for it.
+            recv_budget_bytes: if seed & 0x8000 != 0 { cfg.recv_buffer_bytes } else { ServerConfig::default().recv_budget_bytes.max(cfg.recv_buffer_bytes) },
             ..ServerConfig::default()
         }, &ricochet_core::pair::TEST_SERVER_SECRET)
         .unwrap();
@@ -381,10 +387,10 @@ impl World {
 
     fn check_bounds(&self, client: bool, server: bool) {
         let cfg = &self.cfg;
-        // The documented bound (config.rs, recv_buffer_bytes): the budget plus,
-        // per reliable channel, its head-of-line message at 1.25 × max size.
-        let reliable = cfg.channels.iter().filter(|c| c.kind.is_reliable()).count() as u64;
-        let recv_max = cfg.recv_buffer_bytes as u64 + reliable * (cfg.max_message_size as u64 * 5 / 4 + 16);
+        // The documented bounds (config.rs, recv_buffer_bytes and recv_budget_bytes).
+        let recv_max = cfg.recv_buffer_bytes as u64;
+        let total = self.server.receive_buffered_bytes();
+        assert!(total <= self.server.config().recv_budget_bytes, "server receive total {total}");
         if client {
             let s = self.client.stats();
             assert!(s.send_buffer_bytes <= cfg.send_buffer_bytes as u64, "client send buffer {} > {}", s.send_buffer_bytes, cfg.send_buffer_bytes);
@@ -662,16 +668,24 @@ impl World {
         if id == self.id || self.server.connection(self.id).is_none() {
             return;
         }
+        // key[1] odd: as many channels as key[2] says (up to 255), often
+        // beyond `max_channels`.
+        let nch = if key[1] & 1 == 1 { (key[2] as usize).max(1) } else { 1 };
+        let kinds = vec![ChannelKind::ReliableOrdered; nch];
         let mut buf = vec![0u8; 1500];
         let mut w = Writer::new(&mut buf);
-        let _ = wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], &key, b"spoofed");
+        let _ = wire::encode_hello(&mut w, id, &kinds, &key, b"spoofed");
         wire::pad_hello(&mut w);
         let n = w.len();
-        trace!("  spoofed HELLO for {id:#x}, {n} bytes");
+        trace!("  spoofed HELLO for {id:#x}, {nch} channels, {n} bytes");
+        let known = self.server.connection(id).is_some() || self.spoofed.contains_key(&id);
         if self.server.handle_datagram(self.now, &buf[..n]).is_ok() {
             self.spoofed.entry(id).or_default().0 += n as u64;
         }
         self.drain();
+        if !known && nch > self.server.config().max_channels {
+            assert!(self.server.connection(id).is_none(), "a HELLO with {nch} channels opened a connection");
+        }
     }
 
     /// One impostor datagram with our connection ID and a key of its own,

@@ -17,6 +17,12 @@ pub struct ConfigInput {
     pub handshake_timeout_us: f64,
     pub max_ack_delay_us: f64,
     pub max_connections: u32,
+    /// Server: most channels a client may declare (default 16; more: REJECT
+    /// "too many channels").
+    pub max_channels: u32,
+    /// Server: receive memory budget of all connections together, bytes
+    /// (default 256 MiB; at least `recv_buffer_bytes`).
+    pub recv_budget_bytes: u32,
     /// FEC preset: 0 off, 1 balanced (default), 2 low latency, 3 thrifty.
     pub fec_preset: u8,
     /// FEC budget (repair bytes per protected byte); 0 = the preset's.
@@ -43,6 +49,8 @@ impl Default for ConfigInput {
             handshake_timeout_us: c.handshake_timeout_us as f64,
             max_ack_delay_us: c.max_ack_delay_us as f64,
             max_connections: s.max_connections as u32,
+            max_channels: s.max_channels as u32,
+            recv_budget_bytes: s.recv_budget_bytes as u32,
             fec_preset: 1,
             fec_budget: 0.0,
             congestion: 0,
@@ -104,6 +112,8 @@ impl ConfigInput {
         ServerConfig {
             connection: self.to_config(),
             max_connections: self.max_connections as usize,
+            max_channels: self.max_channels as usize,
+            recv_budget_bytes: self.recv_budget_bytes as usize,
             relay_key: self.relay_key,
             ..ServerConfig::default()
         }
