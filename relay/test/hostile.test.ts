@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Server, serveUdp } from '@ricochet/sdk';
@@ -263,6 +264,25 @@ describe('ricochet-relay --production under attack', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(m).toMatch(/ricochet_relay_rejected_total\{code="RELAY_ERR_NOT_FOUND"\} [1-9]/);
+  });
+
+  it('WebTransport CONNECT paths, fuzzed: 60 random targets through the addon leave the relay running', async () => {
+    // Paths the client's URL parser lets through reach the addon's CONNECT handling and then JS.
+    const alphabet = [...'/\\?#%.:@!$&()*+,;=~-_abcXYZ019', '%00', '%2F', '%zz', '//', '/\\', 'é', '\u{1F600}'];
+    const paths = fc.sample(fc.array(fc.constantFrom(...alphabet), { maxLength: 24 }).map((a) => `/${a.join('')}`), { numRuns: 60, seed: 12 });
+    const notFound = async () => {
+      const m = await (await fetch(`http://127.0.0.1:${info.metricsPort}/metrics`)).text();
+      return Number(m.match(/ricochet_relay_rejected_total\{code="RELAY_ERR_NOT_FOUND"\} (\d+)/)?.[1] ?? 0);
+    };
+    const before = await notFound();
+    for (const path of paths) {
+      const client = spawn(WT_CLIENT, ['--url', `https://127.0.0.1:${info.wtPort}${path}`, '--hash', info.certHashes[0]!, '--count', '1', '--wait-ms', '200'], { stdio: 'ignore' });
+      await new Promise((r) => client.once('exit', r));
+    }
+    expect(await alive()).toBe(true);
+    // Most reached the relay and were refused there (the exposition is cached for a second).
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await notFound()) - before).toBeGreaterThan(40);
   });
 
   it('the legitimate session ran beside every attack and lost nothing', async () => {

@@ -1,5 +1,5 @@
 // Two SDK endpoints over the in-memory loopback, on virtual time.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Connection } from '../src/connection.js';
 import { Server } from '../src/server.js';
 import { loopbackPair, type LoopbackOptions } from '../src/loopback.js';
@@ -18,6 +18,20 @@ function setup(net?: LoopbackOptions['network'], serverOpts = {}) {
 }
 
 describe('Connection over loopback', () => {
+  it('draws its connection ID and session key from crypto.getRandomValues, never Math.random', () => {
+    // A predictable Math.random made every client's ID (once the whole credential) predictable.
+    const predictable = vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const secure = vi.spyOn(globalThis.crypto, 'getRandomValues');
+    try {
+      const ids = [0, 1, 2].map(() => new Connection(setup('lan').ct, { clock: new VirtualClock() }).id);
+      expect(new Set(ids).size).toBe(3);
+      expect(secure).toHaveBeenCalled();
+    } finally {
+      predictable.mockRestore();
+      secure.mockRestore();
+    }
+  });
+
   it('connects and delivers messages in order with receipts', () => {
     const { clock, ct, server, received } = setup('lan');
     const conn = new Connection(ct, { clock, handshake: 'hello' });
