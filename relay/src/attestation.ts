@@ -48,8 +48,16 @@ function readVarint(d: Uint8Array, at: number): [number, number] | null {
 
 const lenPrefixed = (b: Uint8Array) => Buffer.concat([varint(b.length), b]);
 
+/** A version-3 HELLO's parts: everything before the key, the key, the client's payload. */
+export interface ParsedHello {
+  connId: number;
+  head: Uint8Array;
+  key: Uint8Array;
+  payload: Uint8Array;
+}
+
 /** A version-3 HELLO's parts, or why it is not one. */
-export function parseHello(d: Uint8Array): { connId: number; head: Uint8Array; key: Uint8Array; payload: Uint8Array } | string {
+export function parseHello(d: Uint8Array): ParsedHello | string {
   if (d.length < 8 || d[0] !== HELLO) return 'not a HELLO';
   const version = d[5]! | (d[6]! << 8);
   if (version !== VERSION) return `unsupported protocol version ${version}; this relay speaks ${VERSION}`;
@@ -76,13 +84,10 @@ export function attestPayload(key: Buffer, connId: number, sessionKey: Uint8Arra
 }
 
 /**
- * The HELLO to forward: the client's, with its handshake payload replaced by
- * the attestation, zero-padded as clients pad. A string says why the
- * datagram is no HELLO this relay can forward.
+ * The HELLO to forward: the client's (`h`, from parseHello), with its
+ * handshake payload replaced by the attestation, zero-padded as clients pad.
  */
-export function attestHello(d: Uint8Array, key: Buffer, claims: Uint8Array): Buffer | string {
-  const h = parseHello(d);
-  if (typeof h === 'string') return h;
+export function attestHello(h: ParsedHello, key: Buffer, claims: Uint8Array): Buffer {
   const payload = attestPayload(key, h.connId, h.key, claims, h.payload);
   const hello = Buffer.concat([h.head, h.key, lenPrefixed(payload)]);
   return hello.length >= HELLO_MIN_LEN ? hello : Buffer.concat([hello, Buffer.alloc(HELLO_MIN_LEN - hello.length)]);

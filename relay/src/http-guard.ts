@@ -1,7 +1,10 @@
-// The public HTTP listener's first line of defence: request targets parsed
-// without throwing, and caps on TCP connections that carry no session yet
-// (in total and per client address), so one host cannot hold every slot.
-import type { Socket } from 'node:net';
+// The HTTP listeners' first line of defence: request targets parsed without
+// throwing, caps on TCP connections that carry no session yet (in total and
+// per client address), per-address budgets, and the plain answers that close
+// a connection without waiting on the peer.
+import { STATUS_CODES } from 'node:http';
+import type { Server, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { TokenBucket } from './rate-limit.js';
 
 /** The path and query of an origin-form request target, or null if it is not one. */
@@ -61,12 +64,12 @@ export class PendingConnections {
 }
 
 /**
- * Plain HTTP requests (health, metrics, 404s) per client address: a token
- * bucket each, so pipelining thousands of requests down a few connections
- * costs the relay a few dozen renders, not its event loop. Addresses idle
- * for a minute are forgotten.
+ * Events (requests, new connections) per client address: a token bucket
+ * each, so pipelining thousands of requests down a few connections costs the
+ * relay a few dozen renders, not its event loop. Addresses idle for a minute
+ * are forgotten.
  */
-export class RequestBudget {
+export class AddressBudget {
   private readonly buckets = new Map<string, TokenBucket>();
   private sweep = performance.now();
 
@@ -80,7 +83,7 @@ export class RequestBudget {
     return this.buckets.get(address ?? '?')?.available(now) === false;
   }
 
-  /** True if a request from `address` may be served now. */
+  /** True if one more event from `address` fits its budget now (and takes it). */
   take(address: string | undefined, now = performance.now()): boolean {
     if (now - this.sweep > 60_000) {
       this.buckets.clear();
@@ -91,4 +94,28 @@ export class RequestBudget {
     if (!b) this.buckets.set(key, (b = new TokenBucket(this.perSecond, this.burst, now)));
     return b.take(1, now);
   }
+}
+
+/** A whole HTTP/1.1 answer that closes its connection (a content type only with one given). */
+export function closingResponse(status: number, body = '', contentType?: string): string {
+  const type = contentType ? `content-type: ${contentType}\r\n` : '';
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${type}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+/** Write a last answer and close; a peer that never reads it loses the socket a second later. */
+export function endThenDestroy(socket: Duplex, last: string): void {
+  if (!socket.writable) return void socket.destroy();
+  socket.end(last);
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+/** Listen on `port` at `host`; rejects on a listen error such as EADDRINUSE. */
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }

@@ -5,6 +5,7 @@
 // request head is never looked at, and the connection closes after one
 // answer, as Prometheus expects anyway.
 import { createServer, type Server, type Socket } from 'node:net';
+import { closingResponse, endThenDestroy, listen } from './http-guard.js';
 
 export interface MetricsListenerOptions {
   host: string;
@@ -27,7 +28,7 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export function startMetricsListener(o: MetricsListenerOptions): Promise<MetricsListener> {
+export async function startMetricsListener(o: MetricsListenerOptions): Promise<MetricsListener> {
   const open = new Set<Socket>();
   const server = createServer((socket) => {
     if (o.refuse(socket)) return void socket.destroy();
@@ -59,27 +60,17 @@ export function startMetricsListener(o: MetricsListenerOptions): Promise<Metrics
     };
     socket.on('data', onData);
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host, () => {
-      server.off('error', reject);
-      resolve({
-        server,
-        close: () =>
-          new Promise<void>((r) => {
-            server.close(() => r());
-            for (const s of open) s.destroy();
-          }),
-      });
-    });
-  });
+  await listen(server, o.port, o.host);
+  return {
+    server,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        for (const s of open) s.destroy();
+      }),
+  };
 }
 
-const REASONS: Record<number, string> = { 200: 'OK', 404: 'Not Found', 405: 'Method Not Allowed', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable' };
-
 function answer(socket: Socket, status: number, contentType: string, body: string): void {
-  if (socket.destroyed) return;
-  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? ''}\r\ncontent-type: ${contentType}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-  // A peer that never reads its answer loses the socket a second later.
-  setTimeout(() => socket.destroy(), 1000).unref();
+  if (!socket.destroyed) endThenDestroy(socket, closingResponse(status, body, contentType));
 }

@@ -1,7 +1,7 @@
 // The relay: admits sessions (connect token, allowlist, one live session per
 // token, capacity), owns the session table, serves HTTP endpoints, and
 // drains gracefully.
-import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { RELAY_CLOSE, closeReason, type RelayCloseCode } from './errors.js';
 import { createLogger, type Logger } from './log.js';
@@ -9,7 +9,7 @@ import { startMetricsListener, type MetricsListener } from './metrics-listener.j
 import { RelayMetrics } from './metrics.js';
 import { attestationKey } from './attestation.js';
 import { backendAllowed } from './backend-address.js';
-import { PendingConnections, RequestBudget, requestTarget } from './http-guard.js';
+import { AddressBudget, PendingConnections, closingResponse, endThenDestroy, listen, requestTarget } from './http-guard.js';
 import { validate, type RelayOptions } from './options.js';
 import { checkImpairment, type ImpairmentSpec } from './impairment.js';
 import { ReplayCache } from './replay-cache.js';
@@ -47,9 +47,9 @@ export class Relay {
   private readonly timePolicy: TokenTimePolicy;
   private readonly pendingConnections: PendingConnections;
   /** Plain HTTP requests per client address, on both listeners. */
-  private readonly requestBudget = new RequestBudget(REQUESTS_PER_SECOND, REQUESTS_PER_SECOND * 2);
+  private readonly requestBudget = new AddressBudget(REQUESTS_PER_SECOND, REQUESTS_PER_SECOND * 2);
   /** New TCP connections per client address (a reconnect storm behind one NAT still fits the burst). */
-  private readonly connectionBudget = new RequestBudget(CONNECTIONS_PER_SECOND, CONNECTIONS_PER_SECOND * 4);
+  private readonly connectionBudget = new AddressBudget(CONNECTIONS_PER_SECOND, CONNECTIONS_PER_SECOND * 4);
   private readonly attestationKey: Buffer;
   private nextId = 1;
   private http: HttpServer | null = null;
@@ -168,12 +168,13 @@ export class Relay {
         });
       },
     );
-    // Pipelined requests beyond this close the connection (with their answers).
+    // A keep-alive connection serves at most this many requests; Node answers
+    // any further one on it with 503 and asks the client to reconnect.
     server.maxRequestsPerSocket = 100;
     server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
       if (err.code === 'ECONNRESET') socket.destroy();
-      else endThenDestroy(socket, statusLine(status));
+      else endThenDestroy(socket, closingResponse(status));
     });
     return server;
   }
@@ -360,16 +361,6 @@ export class Relay {
   }
 }
 
-function listen(server: HttpServer, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
 function closeServer(server: HttpServer | null): Promise<void> {
   if (!server) return Promise.resolve();
   const closed = new Promise<void>((r) => server.close(() => r()));
@@ -377,20 +368,9 @@ function closeServer(server: HttpServer | null): Promise<void> {
   return closed;
 }
 
-function statusLine(status: number): string {
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`;
-}
-
 /** Answer an upgrade request with a plain status and close the socket. */
 function refuseUpgrade(socket: Duplex, status: number): void {
-  endThenDestroy(socket, statusLine(status));
-}
-
-/** Write a last answer and close; a peer that never reads it loses the socket a second later. */
-function endThenDestroy(socket: Duplex, last: string): void {
-  if (!socket.writable) return void socket.destroy();
-  socket.end(last);
-  setTimeout(() => socket.destroy(), 1000).unref();
+  endThenDestroy(socket, closingResponse(status));
 }
 
 /** A request body of at most `max` bytes. */

@@ -82,13 +82,16 @@ export function dataTag(dirKey: Uint8Array, connId: number, pn: bigint, datagram
   return tag;
 }
 
-/** The full packet number with low 16 bits `low` closest to `expected` (RFC 9000 §A.3). */
-export function expandPacketNumber(low: number, expected: bigint): bigint {
-  const win = 1n << 16n;
-  const half = win / 2n;
-  let candidate = (expected & ~(win - 1n)) | BigInt(low);
-  if (candidate + half <= expected) candidate += win;
-  else if (candidate > expected + half && candidate >= win) candidate -= win;
+/**
+ * The full packet number with low 16 bits `low` closest to `expected` (RFC
+ * 9000 §A.3). Plain numbers (exact below 2^53, far beyond any session's
+ * count): this runs for every DATA packet a session forwards.
+ */
+export function expandPacketNumber(low: number, expected: number): number {
+  const win = 0x1_0000;
+  let candidate = expected - (expected % win) + low;
+  if (candidate + win / 2 <= expected) candidate += win;
+  else if (candidate > expected + win / 2 && candidate >= win) candidate -= win;
   return candidate;
 }
 
@@ -100,7 +103,7 @@ export class SessionProof {
   /** key(2): the server's packets, to check the WELCOME. */
   private readonly serverKey: Buffer;
   /** Largest client packet number forwarded (-1: none yet). */
-  private largest = -1n;
+  private largest = -1;
 
   constructor(sessionKey: Uint8Array) {
     this.key = Buffer.from(sessionKey);
@@ -123,7 +126,7 @@ export class SessionProof {
   /** Note a DATA packet the session forwarded (cheap: its packet number only). */
   observe(d: Uint8Array): void {
     if (d[0] !== DATA || d.length < 15) return;
-    const pn = expandPacketNumber(d[5]! | (d[6]! << 8), this.largest + 1n);
+    const pn = expandPacketNumber(d[5]! | (d[6]! << 8), this.largest + 1);
     if (pn > this.largest) this.largest = pn;
   }
 
@@ -135,7 +138,7 @@ export class SessionProof {
       return timingSafeEqual(Buffer.from(d.subarray(keyAt, keyAt + KEY_LEN)), this.key);
     }
     if (d[0] !== DATA || d.length < 15 || this.tagKey === null) return false;
-    const pn = expandPacketNumber(d[5]! | (d[6]! << 8), this.largest + 1n);
-    return timingSafeEqual(dataTag(this.tagKey, connId, pn, d.length), Buffer.from(d.subarray(7, 15)));
+    const pn = expandPacketNumber(d[5]! | (d[6]! << 8), this.largest + 1);
+    return timingSafeEqual(dataTag(this.tagKey, connId, BigInt(pn), d.length), Buffer.from(d.subarray(7, 15)));
   }
 }

@@ -207,12 +207,10 @@ export class Session {
     if (h === null) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'not a Ricochet packet');
     const connId = h.connId;
     let out = d;
-    if (h.type === HELLO) {
-      // Every HELLO reaches the game server attested: the claims are the relay's word, not the client's.
-      const attested = attestHello(d, this.owner.attestationKey, this.claimsBytes);
-      if (typeof attested === 'string') return this.close('RELAY_ERR_MALFORMED_DATAGRAM', attested);
-      out = attested;
-    }
+    const hello = h.type === HELLO ? parseHello(d) : null;
+    if (typeof hello === 'string') return this.close('RELAY_ERR_MALFORMED_DATAGRAM', hello);
+    // Every HELLO reaches the game server attested: the claims are the relay's word, not the client's.
+    if (hello) out = attestHello(hello, this.owner.attestationKey, this.claimsBytes);
     if (this.connId === null) {
       // Only a HELLO opens a connection: a session cannot adopt (and so
       // hijack) another client's connection ID by sending DATA first.
@@ -221,8 +219,7 @@ export class Session {
       // Another session's ID: its HELLO would reach the backend as that session's.
       if (!this.owner.claimConnectionId(this, connId)) return this.close('RELAY_ERR_CONNECTION_ID_IN_USE', 'another session holds this connection ID');
       this.connId = connId;
-      const parsed = parseHello(d);
-      if (typeof parsed !== 'string') this.proof = new SessionProof(parsed.key);
+      this.proof = new SessionProof(hello!.key);
     } else if (connId !== this.connId) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'connection ID changed mid-session');
     if (!this.packets.take(1) || !this.bytes.take(d.length)) {
       this.metrics.drops.inc({ reason: 'rate_limited' });
