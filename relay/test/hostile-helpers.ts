@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
-import { Connection, WebSocketTransport } from '@ricochet/sdk';
+import { createSocket } from 'node:dgram';
+import { Connection, Server, WebSocketTransport, serveUdp, type ServerOptions } from '@ricochet/sdk';
 
 /** The addon's WebTransport test client (relay/native/examples/wt_client.rs; `npm test` builds it). */
 export const WT_CLIENT = fileURLToPath(new URL('../native/target/release/examples/wt_client', import.meta.url));
@@ -69,4 +70,21 @@ export async function pumpingClient(url: string, perTick = 20, everyMs = 10) {
     }
   }, everyMs);
   return { conn, got, sent: () => next, stop: () => clearInterval(pump) };
+}
+
+/** An SDK game server on a UDP socket at 127.0.0.1 that echoes every message; `backend` is its "host:port". */
+export async function echoGame(options?: ServerOptions) {
+  const sock = createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  const game = new Server(options);
+  serveUdp(game, sock);
+  game.on('message', ({ id, channel, data }) => game.send(id, channel, data));
+  return {
+    game,
+    backend: `127.0.0.1:${sock.address().port}`,
+    close() {
+      game.shutdown();
+      sock.close();
+    },
+  };
 }

@@ -4,7 +4,6 @@
 // that a legitimate session running beside every attack lost nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { mkdtempSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,9 +13,8 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Server, serveUdp } from '@ricochet/sdk';
 import { mintToken } from '../src/token.js';
-import { WT_CLIENT, hello, makeCertificate, pumpingClient, waitFor } from './hostile-helpers.js';
+import { WT_CLIENT, echoGame, hello, makeCertificate, pumpingClient, waitFor } from './hostile-helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const NATIVE = fileURLToPath(new URL('../native/', import.meta.url));
@@ -27,20 +25,15 @@ const PER_ADDRESS = 16;
 
 let relay: ChildProcess;
 let info: { httpPort: number; wtPort: number; webSocketUrl: string; certHashes: string[]; metricsPort: number };
-let backendSock: UdpSocket;
+let echo: Awaited<ReturnType<typeof echoGame>>;
 let backend: string;
-let game: Server;
 let legit: Awaited<ReturnType<typeof legitClient>>;
 
 beforeAll(async () => {
   const built = spawnSync(process.execPath, [join(NATIVE, 'build.mjs'), '--client'], { stdio: 'inherit' });
   expect(built.status).toBe(0);
-  backendSock = createSocket('udp4');
-  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
-  backend = `127.0.0.1:${backendSock.address().port}`;
-  game = new Server();
-  serveUdp(game, backendSock);
-  game.on('message', ({ id, channel, data }) => game.send(id, channel, data));
+  echo = await echoGame();
+  backend = echo.backend;
   const cert = makeCertificate(mkdtempSync(join(tmpdir(), 'relay-hostile-')));
   relay = spawn(
     process.execPath,
@@ -59,8 +52,7 @@ afterAll(async () => {
   legit?.stop();
   legit?.conn.close();
   relay?.kill('SIGKILL');
-  game?.shutdown();
-  backendSock?.close();
+  echo?.close();
 });
 
 const token = (o: { backend?: string } = {}) => mintToken(SECRET, { sub: 'tester', backend: o.backend ?? backend, ttlSeconds: 60 });

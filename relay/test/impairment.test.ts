@@ -2,35 +2,29 @@
 // simulator both ways; the SDK's own loss measurement agrees with what the
 // simulated links did.
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Connection, Server, WebSocketTransport, serveUdp } from '@ricochet/sdk';
+import { Connection, WebSocketTransport } from '@ricochet/sdk';
 import { Relay } from '../src/relay.js';
 import { mintToken } from '../src/token.js';
 import { DEFAULTS } from '../src/options.js';
 import { createLogger } from '../src/log.js';
+import { echoGame } from './hostile-helpers.js';
 
 const SECRET = randomBytes(32).toString('base64url');
 let relay: Relay;
-let sock: Socket;
+let echo: Awaited<ReturnType<typeof echoGame>>;
 let backend: string;
-let game: Server;
 
 beforeAll(async () => {
-  sock = createSocket('udp4');
-  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
-  backend = `127.0.0.1:${sock.address().port}`;
-  game = new Server();
-  serveUdp(game, sock);
-  game.on('message', ({ id, channel, data }) => game.send(id, channel, data));
+  echo = await echoGame();
+  backend = echo.backend;
   relay = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], testControl: true }, createLogger('silent'));
   await relay.start();
 });
 afterAll(async () => {
   await relay.stop();
-  game.shutdown();
-  sock.close();
+  echo.close();
 });
 
 describe('relay impairment', () => {

@@ -1,30 +1,25 @@
 // The relay end to end in Node: SDK clients over WebSocket through the relay
 // to an SDK game server on UDP, plus every kind of hostile input.
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Connection, Server, WebSocketTransport, serveUdp } from '@ricochet/sdk';
+import { Connection, Server, WebSocketTransport } from '@ricochet/sdk';
 import { Relay } from '../src/relay.js';
 import { mintToken } from '../src/token.js';
 import { DEFAULTS } from '../src/options.js';
 import { createLogger } from '../src/log.js';
-import { hello, pumpingClient } from './hostile-helpers.js';
+import { echoGame, hello, pumpingClient } from './hostile-helpers.js';
 
 const SECRET = randomBytes(32).toString('base64url');
 let relay: Relay;
 let wsUrl: string;
-let backendSock: Socket;
+let echo: Awaited<ReturnType<typeof echoGame>>;
 let backend: string;
 let game: Server;
 
 beforeAll(async () => {
-  backendSock = createSocket('udp4');
-  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
-  backend = `127.0.0.1:${backendSock.address().port}`;
-  game = new Server();
-  serveUdp(game, backendSock);
-  game.on('message', ({ id, channel, data }) => game.send(id, channel, data));
+  echo = await echoGame();
+  ({ game, backend } = echo);
   relay = new Relay(
     { ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend, '127.0.0.1:9'], handshakeTimeoutMs: 1000 },
     createLogger('silent'),
@@ -35,8 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await relay.stop();
-  game.shutdown();
-  backendSock.close();
+  echo.close();
 });
 
 const token = (o: { backend?: string; ttlSeconds?: number } = {}) => mintToken(SECRET, { sub: 'tester', backend: o.backend ?? backend, ttlSeconds: o.ttlSeconds ?? 60 });
