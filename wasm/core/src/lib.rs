@@ -53,6 +53,7 @@ pub mod rtt;
 pub mod send_channel;
 pub mod sent;
 pub mod server;
+mod slab_map;
 pub mod sim;
 pub mod stats;
 pub mod timer;

@@ -1,9 +1,10 @@
 //! Receiver half of one channel: duplicate suppression, ordering, staleness
 //! and fragment reassembly, per the channel's kind.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::event::Event;
+use crate::slab_map::SlabMap;
 use crate::wire::{expand_u16, ChannelKind};
 
 /// Partial unreliable messages kept per channel; the oldest is evicted.
@@ -13,11 +14,11 @@ const MAX_UNRELIABLE_REASSEMBLIES: usize = 32;
 /// `MIN_FRAGMENT_BYTES`, a reassembly costs at most 1.25 × its message size.
 pub(crate) const FRAGMENT_OVERHEAD: usize = 16;
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Reassembly {
     count: u32,
     bytes: usize,
-    frags: BTreeMap<u32, Vec<u8>>,
+    frags: SlabMap<u32, Vec<u8>>,
 }
 
 impl Reassembly {
@@ -48,21 +49,20 @@ pub struct Limits {
     pub head_budget: usize,
 }
 
-#[derive(Debug)]
 pub struct RecvChannel {
     kind: ChannelKind,
     index: u8,
     /// Ordered: next sequence to deliver. Unordered: all below are delivered.
     next: u64,
     /// Unordered: delivered sequences at or above `next`.
-    delivered_above: BTreeSet<u64>,
+    delivered_above: SlabMap<u64, ()>,
     /// Ordered: complete messages waiting for a gap to fill.
-    pending: BTreeMap<u64, Vec<u8>>,
+    pending: SlabMap<u64, Vec<u8>>,
     /// Unreliable kinds: highest sequence seen (expansion reference).
     highest: Option<u64>,
     /// Sequenced: highest sequence delivered.
     latest_delivered: Option<u64>,
-    reassembly: BTreeMap<u64, Reassembly>,
+    reassembly: SlabMap<u64, Reassembly>,
     buffered: usize,
     pub delivered: u64,
 }
@@ -73,11 +73,11 @@ impl RecvChannel {
             kind,
             index,
             next: 0,
-            delivered_above: BTreeSet::new(),
-            pending: BTreeMap::new(),
+            delivered_above: SlabMap::new(),
+            pending: SlabMap::new(),
             highest: None,
             latest_delivered: None,
-            reassembly: BTreeMap::new(),
+            reassembly: SlabMap::new(),
             buffered: 0,
             delivered: 0,
         }
@@ -90,7 +90,7 @@ impl RecvChannel {
 
     /// A reliable channel has part of the message it waits for next.
     pub fn head_partial(&self) -> bool {
-        self.kind.is_reliable() && self.reassembly.contains_key(&self.next)
+        self.kind.is_reliable() && self.reassembly.contains_key(self.next)
     }
 
     fn expand(&self, seq16: u16) -> u64 {
@@ -101,8 +101,8 @@ impl RecvChannel {
     /// True if this reliable sequence was already delivered (or is pending).
     fn already_have(&self, seq: u64) -> bool {
         match self.kind {
-            ChannelKind::ReliableOrdered => seq < self.next || self.pending.contains_key(&seq),
-            ChannelKind::ReliableUnordered => seq < self.next || self.delivered_above.contains(&seq),
+            ChannelKind::ReliableOrdered => seq < self.next || self.pending.contains_key(seq),
+            ChannelKind::ReliableUnordered => seq < self.next || self.delivered_above.contains_key(seq),
             _ => false,
         }
     }
@@ -142,17 +142,17 @@ impl RecvChannel {
             return Accept::Ok;
         }
         let cost = data.len() + FRAGMENT_OVERHEAD;
-        let entry_exists = self.reassembly.contains_key(&seq);
-        if let Some(r) = self.reassembly.get(&seq) {
-            if r.count != count || r.frags.contains_key(&index) {
+        let entry_exists = self.reassembly.contains_key(seq);
+        if let Some(r) = self.reassembly.get(seq) {
+            if r.count != count || r.frags.contains_key(index) {
                 // Duplicate, or a count that contradicts earlier fragments.
                 return Accept::Ok;
             }
         }
-        let bytes_so_far = self.reassembly.get(&seq).map_or(0, |r| r.bytes);
+        let bytes_so_far = self.reassembly.get(seq).map_or(0, |r| r.bytes);
         if bytes_so_far + data.len() > limits.max_message {
             // Oversized message: drop what we have of it; it can never complete.
-            if let Some(r) = self.reassembly.remove(&seq) {
+            if let Some(r) = self.reassembly.remove(seq) {
                 self.buffered -= r.cost();
             }
             return Accept::Ok;
@@ -168,7 +168,7 @@ impl RecvChannel {
             // so an abandoned reassembly cannot hold the budget forever.
             let mut freed = 0;
             while cost > limits.budget + freed {
-                let Some((&old, _)) = self.reassembly.first_key_value() else { break };
+                let Some(old) = self.reassembly.first_key() else { break };
                 if old == seq {
                     break;
                 }
@@ -186,16 +186,16 @@ impl RecvChannel {
                 self.buffered -= old.cost();
             }
         }
-        let r = self.reassembly.entry(seq).or_insert_with(|| Reassembly { count, ..Default::default() });
+        let r = self.reassembly.get_or_insert_with(seq, || Reassembly { count, ..Default::default() });
         r.frags.insert(index, data.to_vec());
         r.bytes += data.len();
         self.buffered += cost;
         if r.frags.len() as u32 == r.count {
-            if let Some(r) = self.reassembly.remove(&seq) {
+            if let Some(r) = self.reassembly.remove(seq) {
                 self.buffered -= r.cost();
                 let mut whole = Vec::with_capacity(r.bytes);
-                for (_, f) in r.frags {
-                    whole.extend_from_slice(&f);
+                for (_, f) in r.frags.iter() {
+                    whole.extend_from_slice(f);
                 }
                 self.complete(seq, whole, out);
             }
@@ -219,15 +219,15 @@ impl RecvChannel {
                 }
                 self.deliver(data, out);
                 self.next += 1;
-                while let Some(d) = self.pending.remove(&self.next) {
+                while let Some(d) = self.pending.remove(self.next) {
                     self.buffered -= d.len();
                     self.deliver(d, out);
                     self.next += 1;
                 }
             }
             ChannelKind::ReliableUnordered => {
-                self.delivered_above.insert(seq);
-                while self.delivered_above.remove(&self.next) {
+                self.delivered_above.insert(seq, ());
+                while self.delivered_above.remove(self.next).is_some() {
                     self.next += 1;
                 }
                 self.deliver(data, out);
@@ -235,7 +235,7 @@ impl RecvChannel {
             ChannelKind::UnreliableSequenced => {
                 self.latest_delivered = Some(seq);
                 // Partial messages older than this one can never be delivered.
-                while let Some((&s, _)) = self.reassembly.first_key_value() {
+                while let Some(s) = self.reassembly.first_key() {
                     if s > seq {
                         break;
                     }

@@ -3,7 +3,7 @@
 //! or rejects, and multiplexes every connection's output.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::attest::{unwrap_unverified, verify_attestation, NOT_ADMITTED};
 use crate::auth::{ct_eq, server_nonce, Direction, ServerSecret, SessionKey, TagKey};
@@ -12,6 +12,7 @@ use crate::connection::Connection;
 use crate::error::{DropReason, SendError};
 use crate::event::{Event, MessageId};
 use crate::path::PathEvent;
+use crate::slab_map::SlabMap;
 use crate::wire::{self, ChannelKind, Handshake, Writer, PROTOCOL_VERSION};
 
 /// A connection ID, as chosen by the client.
@@ -58,16 +59,16 @@ struct Entry {
 
 pub struct Server {
     config: ServerConfig,
-    connections: BTreeMap<ConnectionId, Entry>,
-    pending: BTreeMap<ConnectionId, Pending>,
+    connections: SlabMap<ConnectionId, Entry>,
+    pending: SlabMap<ConnectionId, Pending>,
     /// Rejections to send, and recent ones to repeat if HELLO comes again.
     rejects_due: VecDeque<RejectDue>,
-    rejected: BTreeMap<ConnectionId, Rejected>,
+    rejected: SlabMap<ConnectionId, Rejected>,
     /// IDs of connections that ended, refused until the given time: a stale
     /// or replayed HELLO must not open a second connection under an ID whose
     /// client may still be running (it would splice two streams into one).
     /// The key says whose: only that client is answered.
-    retired: BTreeMap<ConnectionId, (u64, SessionKey)>,
+    retired: SlabMap<ConnectionId, (u64, SessionKey)>,
     /// Host-supplied entropy the connections' nonces are derived from.
     secret: ServerSecret,
     /// Makes each nonce's input unique, even for a reused ID and key.
@@ -104,11 +105,11 @@ impl Server {
         let recv_reserve = crate::recv_budget::head_reserve(config.connection.max_message_size).min(config.recv_budget_bytes);
         Ok(Server {
             config,
-            connections: BTreeMap::new(),
-            pending: BTreeMap::new(),
+            connections: SlabMap::new(),
+            pending: SlabMap::new(),
             rejects_due: VecDeque::new(),
-            rejected: BTreeMap::new(),
-            retired: BTreeMap::new(),
+            rejected: SlabMap::new(),
+            retired: SlabMap::new(),
             secret: *secret,
             nonces: 0,
             dirty: VecDeque::new(),
@@ -127,12 +128,12 @@ impl Server {
     }
 
     pub fn connection(&self, id: ConnectionId) -> Option<&Connection> {
-        self.connections.get(&id).map(|e| &e.conn)
+        self.connections.get(id).map(|e| &e.conn)
     }
 
     /// IDs of live connections, ascending.
     pub fn connection_ids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
-        self.connections.keys().copied()
+        self.connections.iter().map(|(id, _)| id)
     }
 
     /// Bytes all connections hold out of order or in reassembly (at most
@@ -163,14 +164,14 @@ impl Server {
             return Err(DropReason::Malformed);
         };
         let hello_len = datagram.len();
-        if let Some(p) = self.pending.get_mut(&conn_id) {
+        if let Some(p) = self.pending.get_mut(conn_id) {
             if !ct_eq(&p.key, &key) {
                 return Err(DropReason::Unauthenticated);
             }
             p.received = p.received.saturating_add(hello_len);
             return Ok(conn_id);
         }
-        if let Some((_, old_key)) = self.retired.get(&conn_id) {
+        if let Some((_, old_key)) = self.retired.get(conn_id) {
             // Only the connection's own client hears that it is over; another
             // key could make us answer toward anyone.
             if !ct_eq(old_key, &key) {
@@ -179,7 +180,7 @@ impl Server {
             self.queue_reject(conn_id, key, hello_len, "connection closed".into());
             return Ok(conn_id);
         }
-        if let Some(r) = self.rejected.get(&conn_id) {
+        if let Some(r) = self.rejected.get(conn_id) {
             if !ct_eq(&r.key, &key) {
                 return Err(DropReason::Unauthenticated);
             }
@@ -232,7 +233,7 @@ impl Server {
     /// `poll_path_event`. False: the connection is not validated yet (its
     /// 3× limit covers every address) or not live: move at once.
     pub fn path_changed(&mut self, now: u64, id: ConnectionId, len: usize) -> bool {
-        let Some(e) = self.connections.get(&id) else { return false };
+        let Some(e) = self.connections.get(id) else { return false };
         self.nonces += 1;
         let challenge = server_nonce(&self.secret, CHALLENGE_LABEL, id, &e.conn.keys.key, self.nonces);
         self.with_conn(id, |c| c.start_path_check(now, challenge, len)).unwrap_or(false)
@@ -241,7 +242,7 @@ impl Server {
     /// Another `Ok` datagram of `len` bytes from the candidate address: the
     /// server may send it 3× as much more.
     pub fn candidate_datagram(&mut self, id: ConnectionId, len: usize) {
-        if let Some(e) = self.connections.get_mut(&id) {
+        if let Some(e) = self.connections.get_mut(id) {
             e.conn.on_candidate_datagram(len);
         }
     }
@@ -262,15 +263,15 @@ impl Server {
     /// pending connect request or a live connection; None without a relay
     /// key (`ServerConfig::relay_key`) or once the connection is gone.
     pub fn claims(&self, id: ConnectionId) -> Option<&[u8]> {
-        match self.pending.get(&id) {
+        match self.pending.get(id) {
             Some(p) => p.claims.as_deref(),
-            None => self.connections.get(&id)?.claims.as_deref(),
+            None => self.connections.get(id)?.claims.as_deref(),
         }
     }
 
     /// Accept a pending connect request. Returns false if there is none.
     pub fn accept(&mut self, now: u64, id: ConnectionId) -> bool {
-        let Some(p) = self.pending.remove(&id) else { return false };
+        let Some(p) = self.pending.remove(id) else { return false };
         self.nonces += 1;
         let nonce = server_nonce(&self.secret, NONCE_LABEL, id, &p.key, self.nonces);
         let conn = Connection::accepted(self.config.connection.clone(), id, p.key, &p.channels, now, nonce, p.received);
@@ -282,7 +283,7 @@ impl Server {
     /// Refuse a pending connect request; the client gets `Closed(Rejected)`
     /// with this reason. Returns false if there is none.
     pub fn reject(&mut self, now: u64, id: ConnectionId, reason: &str) -> bool {
-        let Some(p) = self.pending.remove(&id) else { return false };
+        let Some(p) = self.pending.remove(id) else { return false };
         self.reject_new(now, id, p.key, p.hello_len, reason.to_string());
         true
     }
@@ -316,7 +317,7 @@ impl Server {
     /// Send on one connection (see `Connection::send`). An unknown ID hands
     /// the message back in `NotConnected`.
     pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
-        let Some(e) = self.connections.get_mut(&id) else {
+        let Some(e) = self.connections.get_mut(id) else {
             return Err(SendError::NotConnected(data));
         };
         let r = e.conn.send(now, channel, data);
@@ -333,7 +334,7 @@ impl Server {
 
     /// Run `f` on a connection, then collect its events and mark it dirty.
     pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
-        let e = self.connections.get_mut(&id)?;
+        let e = self.connections.get_mut(id)?;
         // What the server-wide budget lets this connection hold meanwhile.
         // As within a connection (`recv_budget`), one head-of-line reserve is
         // kept back and granted to one connection at a time, so a server full
@@ -401,13 +402,13 @@ impl Server {
     /// Drop stale entries from the top (and compact when mostly stale).
     fn clean_deadlines(&mut self) {
         while let Some(&Reverse((at, id))) = self.deadlines.peek() {
-            if self.connections.get(&id).is_some_and(|e| e.scheduled == Some(at)) {
+            if self.connections.get(id).is_some_and(|e| e.scheduled == Some(at)) {
                 break;
             }
             self.deadlines.pop();
         }
         if self.deadlines.len() > 2 * self.connections.len() + 64 {
-            self.deadlines = self.connections.iter().filter_map(|(&id, e)| e.scheduled.map(|at| Reverse((at, id)))).collect();
+            self.deadlines = self.connections.iter().filter_map(|(id, e)| e.scheduled.map(|at| Reverse((at, id)))).collect();
         }
     }
 
@@ -424,7 +425,7 @@ impl Server {
             }
         }
         while let Some(&id) = self.dirty.front() {
-            let Some(e) = self.connections.get_mut(&id) else {
+            let Some(e) = self.connections.get_mut(id) else {
                 self.dirty.pop_front();
                 continue;
             };
@@ -456,8 +457,8 @@ impl Server {
     /// Earliest deadline across connections and pending requests.
     pub fn poll_timeout(&self) -> Option<u64> {
         let conns = self.deadlines.peek().map(|Reverse((at, _))| *at);
-        let pend = self.pending.values().map(|p| p.since + self.config.pending_timeout_us);
-        let rej = self.rejected.values().map(|r| r.until);
+        let pend = self.pending.iter().map(|(_, p)| p).map(|p| p.since + self.config.pending_timeout_us);
+        let rej = self.rejected.iter().map(|(_, r)| r).map(|r| r.until);
         conns.into_iter().chain(pend).chain(rej).min()
     }
 
@@ -470,7 +471,7 @@ impl Server {
                 break;
             }
             self.deadlines.pop();
-            if let Some(e) = self.connections.get_mut(&id).filter(|e| e.scheduled == Some(at)) {
+            if let Some(e) = self.connections.get_mut(id).filter(|e| e.scheduled == Some(at)) {
                 e.scheduled = None;
                 due.push(id);
             }
@@ -482,19 +483,19 @@ impl Server {
         // cleans only when a deadline moved).
         self.clean_deadlines();
         let expired: Vec<ConnectionId> =
-            self.pending.iter().filter(|(_, p)| p.since + self.config.pending_timeout_us <= now).map(|(&id, _)| id).collect();
+            self.pending.iter().filter(|(_, p)| p.since + self.config.pending_timeout_us <= now).map(|(id, _)| id).collect();
         for id in expired {
             self.reject(now, id, "connect request timed out");
         }
-        self.rejected.retain(|_, r| r.until > now);
+        self.rejected.retain(|r| r.until > now);
         // Drained connections leave in `poll_transmit`, once their events are collected.
-        self.retired.retain(|_, (until, _)| *until > now);
+        self.retired.retain(|&(until, _)| until > now);
     }
 
     /// Forget a finished connection, and refuse its ID for an idle timeout
     /// (by then its client has given up too).
     fn retire(&mut self, now: u64, id: ConnectionId) {
-        let Some(e) = self.connections.remove(&id) else { return };
+        let Some(e) = self.connections.remove(id) else { return };
         self.recv_buffered -= e.recv_counted;
         if self.recv_holder == Some(id) {
             self.recv_holder = None;

@@ -383,7 +383,9 @@ pub fn fit_reject_reason(reason: &str, max_len: usize) -> Option<&str> {
     while cut > 0 && (!reason.is_char_boundary(cut) || varint_len(cut as u64) + cut > room) {
         cut -= 1;
     }
-    (room >= 1).then(|| &reason[..cut])
+    // `get`, not indexing: `cut` is a char boundary, and this keeps str's
+    // slice-panic formatting out of the wasm.
+    if room >= 1 { reason.get(..cut) } else { None }
 }
 
 /// One decoded frame of a DATA packet. Byte fields borrow the datagram.

@@ -5,7 +5,7 @@
 //! are flagged app-limited, so a game's low rate is never mistaken for the
 //! link's capacity.
 
-const MICROS_PER_SEC: u128 = 1_000_000;
+const MICROS_PER_SEC: u64 = 1_000_000;
 
 /// Connection state recorded in a packet when it is sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -108,14 +108,51 @@ impl DeliveryRate {
         // The slower of the send and ack rates: neither side's bunching inflates it.
         let interval_us = self.send_elapsed.max(self.ack_elapsed);
         let rate = (interval_us > 0 && interval_us >= min_rtt_us)
-            .then(|| u64::try_from(u128::from(delivered) * MICROS_PER_SEC / u128::from(interval_us)).unwrap_or(u64::MAX));
+            .then(|| per_second(delivered, interval_us));
         Some(RateSample { delivered, interval_us, rate, app_limited: self.sample_app_limited, prior_delivered: self.prior_delivered })
     }
+}
+
+/// `bytes × 10⁶ / us`, saturating, exact, in u64 only: u128 division would
+/// pull ~1 KB of compiler-builtins into the wasm. Past a u64 product,
+/// bytes = q·us + r gives q·10⁶ + r·10⁶/us, the last by long division.
+fn per_second(bytes: u64, us: u64) -> u64 {
+    if let Some(p) = bytes.checked_mul(MICROS_PER_SEC) {
+        return p / us;
+    }
+    let (q, r) = (bytes / us, bytes % us);
+    // r × (the bits of 10⁶ so far) = frac × us + rem, with rem < us.
+    let (mut frac, mut rem) = (0u64, 0u64);
+    for bit in (0..20).rev() {
+        frac *= 2;
+        if rem >= us - rem { rem -= us - rem; frac += 1 } else { rem *= 2 }
+        if MICROS_PER_SEC >> bit & 1 == 1 {
+            if rem >= us - r { rem -= us - r; frac += 1 } else { rem += r }
+        }
+    }
+    q.checked_mul(MICROS_PER_SEC).and_then(|x| x.checked_add(frac)).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_second_matches_u128() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        };
+        let edge = [1, 2, 999_999, 1_000_000, u64::MAX / 1_000_000, u64::MAX / 1_000_000 + 1, u64::MAX - 1, u64::MAX];
+        let pairs = edge.iter().flat_map(|&a| edge.iter().map(move |&b| (a, b)));
+        for (a, b) in pairs.chain((0..100_000).map(|_| (next(), next().max(1)))) {
+            let want = u64::try_from(u128::from(a) * 1_000_000 / u128::from(b)).unwrap_or(u64::MAX);
+            assert_eq!(per_second(a, b), want, "{a} {b}");
+        }
+    }
 
     #[test]
     fn steady_flight_measures_the_ack_rate() {

@@ -57,7 +57,9 @@ pub struct LossEvent {
 }
 
 /// `Send` so a connection (and a server) can move to a worker thread.
-pub trait CongestionController: core::fmt::Debug + Send {
+/// No `Debug` supertrait: its vtable entry would keep each controller's
+/// Debug code (and fmt) in the wasm.
+pub trait CongestionController: Send {
     /// An ack-eliciting packet of `bytes` left at `now`; `bytes_in_flight`
     /// includes it.
     fn on_sent(&mut self, now: u64, bytes: u64, bytes_in_flight: u64);
