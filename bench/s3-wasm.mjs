@@ -1,25 +1,39 @@
 // Scenario S3 in wasm inside Node: the same loop as wasm/core/examples/bench_s3.rs,
 // through the SDK's bindings (bytes copied through views into wasm memory,
 // time as a JS number). Prints one JSON line.
+//   node bench/s3-wasm.mjs [messages] [size] [perTick] [client module]
+// The client module is `ricochet_wasm` (the full module, Node's) or
+// `ricochet_client` (what browsers load); the server side is always the full
+// module, each in its own instance and memory.
 import { readFileSync } from 'node:fs';
-import { initSync, Client, Server, ConfigInput } from '../sdk/wasm/ricochet_wasm.js';
 
-const [messages = 1_000_000, size = 100, perTick = 1] = process.argv.slice(2).map(Number);
-const { memory } = initSync({ module: readFileSync(new URL('../sdk/wasm/ricochet_wasm_bg.wasm', import.meta.url)) });
-let heap = new Uint8Array(memory.buffer);
-const mem = () => (heap.buffer === memory.buffer ? heap : (heap = new Uint8Array(memory.buffer)));
+const args = process.argv.slice(2);
+const [messages = 1_000_000, size = 100, perTick = 1] = args.slice(0, 3).map(Number);
+const clientModule = args[3] ?? 'ricochet_wasm';
 
-const cfg = new ConfigInput();
-const client = new Client(cfg, 0, 1, new Uint8Array(0));
-const server = new Server(cfg);
+async function instance(name) {
+  const glue = await import(`../sdk/wasm/${name}.js`);
+  const { memory } = glue.initSync({ module: readFileSync(new URL(`../sdk/wasm/${name}_bg.wasm`, import.meta.url)) });
+  let heap = new Uint8Array(memory.buffer);
+  const mem = () => (heap.buffer === memory.buffer ? heap : (heap = new Uint8Array(memory.buffer)));
+  return { glue, mem };
+}
+const full = await instance('ricochet_wasm');
+const side = clientModule === 'ricochet_wasm' ? full : await instance(clientModule);
+
+const client = new side.glue.Client(new side.glue.ConfigInput(), 0, crypto.getRandomValues(new Uint8Array(20)), new Uint8Array(0));
+const server = new full.glue.Server(new full.glue.ConfigInput(), crypto.getRandomValues(new Uint8Array(32)));
+client.mem = side.mem;
+server.mem = full.mem;
+const mem = side.mem; // the client's memory, where sends are written
 
 function pass(from, to, now, serverSide) {
   let bytes = 0;
   let datagrams = 0;
   for (let n = from.pollTransmit(now); n >= 0; n = from.pollTransmit(now)) {
     const ptr = to.ioReserve(n);
-    const m = mem();
-    m.copyWithin(ptr, from.txPtr(), from.txPtr() + n);
+    const src = from.txPtr();
+    to.mem().set(from.mem().subarray(src, src + n), ptr);
     to.handleDatagram(now, n);
     bytes += n;
     datagrams++;
@@ -63,6 +77,7 @@ if (delivered !== messages) throw new Error(`delivered ${delivered} of ${message
 console.log(
   JSON.stringify({
     impl: 'wasm',
+    client_module: clientModule,
     messages,
     size,
     per_tick: perTick,

@@ -1,12 +1,18 @@
 #!/usr/bin/env node
-// Builds the Rust bindings into sdk/wasm/:
-//   cargo build (wasm32, release) -> wasm-bindgen --target web -> wasm-opt -O3
+// Builds the Rust bindings into sdk/wasm/, two modules from one crate:
+//   ricochet_wasm    everything (Client, Server, simulator Link): Node entries,
+//                    servers, tests, benchmarks, the simulator and server entries.
+//                    opt-level 3 + wasm-opt -O3: servers need throughput.
+//   ricochet_client  the browser client only (cargo --no-default-features):
+//                    opt-level "s" + wasm-opt -Os: download size matters more
+//                    than the client's per-message cost (see MODULES).
+// Each: cargo build (wasm32) -> wasm-bindgen --target web -> wasm-opt.
 // Skipped when sdk/wasm is newer than every Rust input. `--force` rebuilds.
 //
-// Outputs (all generated, git-ignored):
-//   sdk/wasm/ricochet_wasm.js        glue (ESM), imported only by sdk/src/wasm.ts
-//   sdk/wasm/ricochet_wasm.d.ts      glue types (used inside the SDK only)
-//   sdk/wasm/ricochet_wasm_bg.wasm   the optimized module
+// Outputs (all generated, git-ignored), for NAME in the two above:
+//   sdk/wasm/NAME.js        glue (ESM), imported only by sdk/src/entries/*
+//   sdk/wasm/NAME.d.ts      glue types (used inside the SDK only)
+//   sdk/wasm/NAME_bg.wasm   the optimized module
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,9 +23,28 @@ import { ROOT, WASM_DIR, WASM_TARGET, isMain, run, setup, wasmBindgenPath, wasmO
 
 export const CRATE = 'ricochet-wasm';
 export const OUT_DIR = join(ROOT, 'sdk', 'wasm');
-export const OUT_NAME = 'ricochet_wasm';
+
+/**
+ * The modules built. Measured on the S3 loop (bench/s3-wasm.mjs, 100 B
+ * messages, one per tick) when chosen: opt-level 3 ~2.4 µs/message, "s"
+ * ~3.4, "z" ~5.3; client module gzip 65.3 / 55.4 / 54.5 KiB. wasm-opt -Os vs
+ * -Oz vs -O3 differ by < 0.1 KiB gzip after opt-level "s" (-Os smallest).
+ */
+export const MODULES = [
+  { name: 'ricochet_wasm', profile: 'release', cargoArgs: [], opt: ['-O3'] },
+  {
+    name: 'ricochet_client',
+    profile: 'wasm-client',
+    // A profile of its own (not in Cargo.toml: it is this script's choice)
+    // so that each module keeps its own cached build.
+    cargoArgs: ['--no-default-features', '--config', 'profile.wasm-client.inherits="release"', '--config', 'profile.wasm-client.opt-level="s"'],
+    opt: ['-Os'],
+  },
+];
+// Compatibility names: the full module (bench/s3-wasm.mjs reads it directly).
+export const OUT_NAME = MODULES[0].name;
 export const OUT_WASM = join(OUT_DIR, `${OUT_NAME}_bg.wasm`);
-const OUTPUTS = [OUT_WASM, join(OUT_DIR, `${OUT_NAME}.js`), join(OUT_DIR, `${OUT_NAME}.d.ts`)];
+const OUTPUTS = MODULES.flatMap((m) => [`${m.name}_bg.wasm`, `${m.name}.js`, `${m.name}.d.ts`].map((f) => join(OUT_DIR, f)));
 // Written last, only after every step succeeded; its mtime is the build time.
 const STAMP = join(OUT_DIR, '.build-stamp.json');
 
@@ -145,11 +170,11 @@ function sizes(file) {
 }
 
 /**
- * Instantiates a module through the generated glue in a fresh Node process
+ * Instantiates a module through its generated glue in a fresh Node process
  * (runs __wbindgen_start). Returns null on success, else the error text.
  */
-function instantiateError(wasmFile) {
-  const glue = pathToFileURL(join(OUT_DIR, `${OUT_NAME}.js`)).href;
+function instantiateError(name, wasmFile) {
+  const glue = pathToFileURL(join(OUT_DIR, `${name}.js`)).href;
   const code =
     `import { readFileSync } from 'node:fs';` +
     `import { initSync } from ${JSON.stringify(glue)};` +
@@ -160,31 +185,33 @@ function instantiateError(wasmFile) {
 }
 
 /**
- * wasm-opt -O3 on sdk/wasm, in place, only if the result still validates,
+ * wasm-opt on one module, in place, only if the result still validates,
  * keeps the same exports and instantiates through the glue; otherwise keeps
  * the unoptimized module with a warning. Returns 'ok', 'missing' or 'failed'.
+ * Names, producers and target features are stripped (the browser needs none).
  */
-function optimize() {
+function optimize(mod) {
   const wasmOpt = wasmOptPath();
   if (!wasmOpt) {
     console.warn('[build-wasm] WARNING: wasm-opt not found: skipping optimization');
     return 'missing';
   }
-  const before = readFileSync(OUT_WASM);
-  const tmp = `${OUT_WASM}.opt`;
+  const file = join(OUT_DIR, `${mod.name}_bg.wasm`);
+  const before = readFileSync(file);
+  const tmp = `${file}.opt`;
   const flags = wasmOptFlags(before);
   try {
-    run(wasmOpt, ['-O3', ...flags, OUT_WASM, '-o', tmp]);
+    run(wasmOpt, [...mod.opt, ...flags, '--strip-debug', '--strip-producers', '--strip-target-features', file, '-o', tmp]);
     const after = readFileSync(tmp);
     if (!WebAssembly.validate(after)) throw new Error('its output does not validate');
     const exportsOf = (b) => JSON.stringify(WebAssembly.Module.exports(new WebAssembly.Module(b)));
     if (exportsOf(after) !== exportsOf(before)) throw new Error('it changed the module exports');
-    const err = instantiateError(tmp);
+    const err = instantiateError(mod.name, tmp);
     if (err) throw new Error(`its output fails to instantiate: ${err}`);
-    renameSync(tmp, OUT_WASM);
+    renameSync(tmp, file);
     return 'ok';
   } catch (e) {
-    console.warn(`[build-wasm] WARNING: ${wasmOpt}: ${e.message}; keeping the unoptimized module`);
+    console.warn(`[build-wasm] WARNING: ${wasmOpt}: ${e.message}; keeping the unoptimized ${mod.name}`);
     return 'failed';
   } finally {
     rmSync(tmp, { force: true });
@@ -193,46 +220,56 @@ function optimize() {
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
-/** Builds sdk/wasm unless it is up to date. Returns true when it built. */
-export function buildWasm({ force = false } = {}) {
-  const reason = force ? '--force' : staleReason();
-  if (!reason) {
-    const s = sizes(OUT_WASM);
-    log(`up to date (sdk/wasm): ${kb(s.raw)} raw, ${kb(s.gzip)} gzip`);
-    return false;
-  }
-  log(`building (${reason})`);
-  const t0 = performance.now();
-  rmSync(STAMP, { force: true });
-
-  run('cargo', ['build', '--release', '--target', WASM_TARGET, '-p', CRATE], { cwd: WASM_DIR });
+/** cargo build + wasm-bindgen + wasm-opt for one entry of MODULES. */
+function buildModule(mod) {
+  run('cargo', ['build', '--target', WASM_TARGET, '-p', CRATE, '--profile', mod.profile, ...mod.cargoArgs], { cwd: WASM_DIR });
   // CARGO_TARGET_DIR, when set, is relative to cargo's cwd (wasm/).
   const targetDir = resolve(WASM_DIR, process.env.CARGO_TARGET_DIR || 'target');
-  const cargoOut = join(targetDir, WASM_TARGET, 'release', `${CRATE.replaceAll('-', '_')}.wasm`);
+  const cargoOut = join(targetDir, WASM_TARGET, mod.profile, `${CRATE.replaceAll('-', '_')}.wasm`);
   if (!existsSync(cargoOut)) throw new Error(`cargo did not produce ${cargoOut}`);
-
-  rmSync(OUT_DIR, { recursive: true, force: true });
-  mkdirSync(OUT_DIR, { recursive: true });
   run(wasmBindgenPath(), [
     cargoOut,
     '--target', 'web',
     '--omit-default-module-path',
     '--out-dir', OUT_DIR,
-    '--out-name', OUT_NAME,
+    '--out-name', mod.name,
   ]);
   // Raw-export typings: unused, and TypeScript would pick them up for
-  // `import bytes from '../wasm/ricochet_wasm_bg.wasm'` instead of src/glue.d.ts.
-  rmSync(join(OUT_DIR, `${OUT_NAME}_bg.wasm.d.ts`), { force: true });
-  const bindgen = sizes(OUT_WASM);
-
-  const wasmOpt = optimize();
-  const s = sizes(OUT_WASM);
-  writeFileSync(STAMP, JSON.stringify({ wasmOpt, raw: s.raw, gzip: s.gzip }) + '\n');
+  // `import bytes from '../wasm/x_bg.wasm'` instead of src/glue.d.ts.
+  rmSync(join(OUT_DIR, `${mod.name}_bg.wasm.d.ts`), { force: true });
+  const file = join(OUT_DIR, `${mod.name}_bg.wasm`);
+  const bindgen = sizes(file);
+  const wasmOpt = optimize(mod);
+  const s = sizes(file);
   log(
-    `built in ${((performance.now() - t0) / 1000).toFixed(1)} s: sdk/wasm/${OUT_NAME}_bg.wasm ` +
-      `${kb(s.raw)} raw, ${kb(s.gzip)} gzip` +
-      (wasmOpt === 'ok' ? ` (before wasm-opt: ${kb(bindgen.raw)} raw, ${kb(bindgen.gzip)} gzip)` : ' (NOT optimized)'),
+    `sdk/wasm/${mod.name}_bg.wasm ${kb(s.raw)} raw, ${kb(s.gzip)} gzip` +
+      (wasmOpt === 'ok' ? ` (before wasm-opt ${mod.opt.join(' ')}: ${kb(bindgen.raw)} raw, ${kb(bindgen.gzip)} gzip)` : ' (NOT optimized)'),
   );
+  return { wasmOpt, raw: s.raw, gzip: s.gzip };
+}
+
+/** Builds sdk/wasm unless it is up to date. Returns true when it built. */
+export function buildWasm({ force = false } = {}) {
+  const reason = force ? '--force' : staleReason();
+  if (!reason) {
+    const all = MODULES.map((m) => {
+      const s = sizes(join(OUT_DIR, `${m.name}_bg.wasm`));
+      return `${m.name} ${kb(s.raw)} raw, ${kb(s.gzip)} gzip`;
+    });
+    log(`up to date (sdk/wasm): ${all.join('; ')}`);
+    return false;
+  }
+  log(`building (${reason})`);
+  const t0 = performance.now();
+  rmSync(STAMP, { force: true });
+  rmSync(OUT_DIR, { recursive: true, force: true });
+  mkdirSync(OUT_DIR, { recursive: true });
+  const stamp = {};
+  for (const mod of MODULES) stamp[mod.name] = buildModule(mod);
+  // 'missing' anywhere makes the next run rebuild once wasm-opt appears.
+  stamp.wasmOpt = Object.values(stamp).some((m) => m.wasmOpt === 'missing') ? 'missing' : 'ok';
+  writeFileSync(STAMP, JSON.stringify(stamp) + '\n');
+  log(`built in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return true;
 }
 

@@ -2,7 +2,7 @@
 // applied per session in both directions inside the relay, so a game's own
 // browser tests run under loss, latency and bursts with no root and no
 // kernel support. Off unless configured; refused in production mode.
-import { NETWORK_PROFILES, SimLink, type LinkCounters, type LinkSettings, type NetworkProfileName } from '@ricochet/sdk';
+import { NETWORK_PROFILES, SimLink, type LinkCounters, type LinkSettings, type NetworkProfileName } from '@ricochet/sdk/simulator';
 
 /** A preset name from the simulator, or explicit settings per direction. */
 export type ImpairmentSpec = NetworkProfileName | { up: LinkSettings; down: LinkSettings };

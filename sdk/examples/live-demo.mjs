@@ -3,7 +3,8 @@
 // through the core's network simulator in real time (loopbackPair), and
 // print what happens: chat on a reliable channel, positions on an
 // unreliable one, receipts and stats. Usage: node sdk/examples/live-demo.mjs [profile] [seconds]
-import { Connection, NETWORK_PROFILES, Server, loopbackPair } from '../dist/index.js';
+import { Connection, NETWORK_PROFILES, Server } from '../dist/index.js';
+import { loopbackPair } from '../dist/simulator.js';
 
 const profile = process.argv[2] ?? 'mobile_lossy';
 const seconds = Number(process.argv[3] ?? 6);

@@ -3,17 +3,21 @@
 // scripts/build-wasm.mjs first). Skipped when dist is newer than every
 // input; `--force` rebuilds.
 //
-//   dist/index.js   ESM, default entry: wasm embedded (base64), initialized at import
-//   dist/index.cjs  the same as CommonJS
-//   dist/index.d.ts types of the default entry (from src/index.ts)
-//   dist/index.d.cts the same for require() (.d.ts in a type:module package means ESM)
-//   dist/slim.js    ESM, `await init()` loads dist/ricochet_wasm.wasm (or a given source)
-//   dist/slim.d.ts  types of the slim entry (from src/entry-slim.ts)
-//   dist/ricochet_wasm.wasm
-//   dist/**/*.d.ts  other declarations the two above import
-//
-// The declarations come from our own TypeScript (tsc --emitDeclarationOnly);
-// the build fails if they reach src/wasm.ts or wasm-bindgen's generated types.
+// ESM (esbuild, code splitting: every entry shares one copy of the classes
+// and of the wasm slots in chunk-*.js):
+//   index.js / server.js / simulator.js   Node & default: the full module embedded
+//                                         (init-node.js), ready at import
+//   browser.js / server.browser.js / simulator.browser.js
+//                                         `browser` condition: ricochet_wasm.wasm
+//                                         (client) or ricochet_full.wasm by URL,
+//                                         top-level await (init-browser-*.js)
+//   slim.js        the client module by `await init()`
+//   esbuild.js     the esbuild plugin ("@ricochet/sdk/esbuild")
+// CommonJS: node.cjs holds everything (full module embedded); index.cjs,
+// server.cjs, simulator.cjs re-export from it; slim.cjs and esbuild.cjs stand alone.
+// Types: index / server-api / simulator-api / slim .d.ts (+ .d.cts twins), from
+// our own TypeScript (tsc --emitDeclarationOnly); the build fails if they
+// reach src/wasm.ts or wasm-bindgen's generated types.
 
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -26,10 +30,38 @@ const DIST = join(SDK, 'dist');
 const TYPES_TMP = join(DIST, '.types'); // outDir of tsconfig.build.json
 const STAMP = join(DIST, '.build-stamp');
 const WASM_GLUE_DIR = join(SDK, 'wasm');
-const WASM_FILE = join(WASM_GLUE_DIR, 'ricochet_wasm_bg.wasm');
-const WASM_DIST_NAME = 'ricochet_wasm.wasm'; // referenced by src/entry-slim.ts
+// sdk/wasm module -> dist name (the names src/slim.ts and src/entries/browser-*.ts fetch).
+const WASM_FILES = { 'ricochet_client_bg.wasm': 'ricochet_wasm.wasm', 'ricochet_wasm_bg.wasm': 'ricochet_full.wasm' };
+const WASM_FILE = join(WASM_GLUE_DIR, 'ricochet_client_bg.wasm');
 
-const OUTPUTS = ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'slim.js', 'slim.d.ts', WASM_DIST_NAME].map((f) => join(DIST, f));
+const ESM_ENTRIES = {
+  index: 'src/entries/index.ts',
+  server: 'src/entries/server.ts',
+  simulator: 'src/entries/simulator.ts',
+  browser: 'src/entries/browser.ts',
+  'server.browser': 'src/entries/server.browser.ts',
+  'simulator.browser': 'src/entries/simulator.browser.ts',
+  slim: 'src/slim.ts',
+  // Entries of their own so their names are stable for package.json "sideEffects".
+  'init-node': 'src/entries/node.ts',
+  'init-browser-client': 'src/entries/browser-client.ts',
+  'init-browser-full': 'src/entries/browser-full.ts',
+};
+// CommonJS subpaths that re-export node.cjs.
+const CJS_WRAPPERS = ['index', 'server', 'simulator'];
+// CJS has no import.meta: slim.cjs and esbuild.cjs get it from __filename.
+const CJS_IMPORT_META = {
+  define: { 'import.meta.url': '__ricochet_import_meta_url' },
+  banner: { js: 'var __ricochet_import_meta_url = require("url").pathToFileURL(__filename).href;' },
+};
+
+const OUTPUTS = [
+  ...Object.keys(ESM_ENTRIES).map((e) => `${e}.js`),
+  ...CJS_WRAPPERS.map((e) => `${e}.cjs`),
+  'node.cjs', 'slim.cjs', 'esbuild.js', 'esbuild.cjs', 'esbuild.d.ts', 'esbuild.d.cts',
+  'index.d.ts', 'index.d.cts', 'slim.d.ts', 'server-api.d.ts', 'simulator-api.d.ts',
+  ...Object.values(WASM_FILES),
+].map((f) => join(DIST, f));
 const INPUTS = [
   join(SDK, 'src'),
   WASM_GLUE_DIR,
@@ -39,9 +71,9 @@ const INPUTS = [
   fileURLToPath(import.meta.url),
 ];
 // Public declaration roots: emitted file (relative to TYPES_TMP) -> dist file.
-const PUBLIC_TYPES = { 'index.d.ts': 'index.d.ts', 'entry-slim.d.ts': 'slim.d.ts' };
+const PUBLIC_TYPES = { 'index.d.ts': 'index.d.ts', 'slim.d.ts': 'slim.d.ts', 'server-api.d.ts': 'server-api.d.ts', 'simulator-api.d.ts': 'simulator-api.d.ts' };
 // Emitted declarations that must never be reachable from the public ones.
-const INTERNAL_TYPES = new Set(['wasm.d.ts', 'entry-default.d.ts', 'entry-slim.d.ts']);
+const INTERNAL_TYPES = new Set(['wasm.d.ts', 'heap.d.ts', 'load.d.ts']);
 
 const log = (msg) => console.log(`[sdk build] ${msg}`);
 
@@ -124,7 +156,7 @@ function publishDeclarations() {
     copyFileSync(join(TYPES_TMP, file), dest);
     // CommonJS twin (index.d.cts for the "require" condition): a .d.ts in a
     // "type": "module" package describes ESM only.
-    if (file !== 'entry-slim.d.ts') {
+    {
       const text = readFileSync(dest, 'utf8').replace(
         /((?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]\.[^'"]*?)\.js(['"])/g,
         '$1.cjs$2',
@@ -153,18 +185,28 @@ export async function buildSdk({ force = false } = {}) {
     bundle: true,
     platform: 'neutral',
     // es2022, not esnext: with esnext the binary loader decodes the embedded
-    // wasm with Uint8Array.fromBase64, which Node 20 lacks.
+    // wasm with Uint8Array.fromBase64, which Node 20 lacks. (es2022 also has
+    // top-level await, which the browser entries use.)
     target: 'es2022',
     loader: { '.wasm': 'binary' },
     legalComments: 'none',
     logLevel: 'warning',
   };
-  await Promise.all([
-    esbuild.build({ ...common, entryPoints: ['src/entry-default.ts'], format: 'esm', outfile: 'dist/index.js' }),
-    esbuild.build({ ...common, entryPoints: ['src/entry-default.ts'], format: 'cjs', outfile: 'dist/index.cjs' }),
-    esbuild.build({ ...common, entryPoints: ['src/entry-slim.ts'], format: 'esm', outfile: 'dist/slim.js' }),
+  const [esm] = await Promise.all([
+    esbuild.build({ ...common, entryPoints: ESM_ENTRIES, format: 'esm', splitting: true, outdir: 'dist', metafile: true }),
+    esbuild.build({ ...common, entryPoints: ['src/entries/cjs.ts'], format: 'cjs', outfile: 'dist/node.cjs' }),
+    esbuild.build({ ...common, ...CJS_IMPORT_META, entryPoints: ['src/slim.ts'], format: 'cjs', outfile: 'dist/slim.cjs' }),
+    esbuild.build({ ...common, platform: 'node', entryPoints: ['src/esbuild-plugin.mjs'], format: 'esm', outfile: 'dist/esbuild.js' }),
+    esbuild.build({ ...common, ...CJS_IMPORT_META, platform: 'node', entryPoints: ['src/esbuild-plugin.mjs'], format: 'cjs', outfile: 'dist/esbuild.cjs' }),
   ]);
-  copyFileSync(WASM_FILE, join(DIST, WASM_DIST_NAME));
+  // CJS subpaths: the same names as their ESM entry, from the one node.cjs.
+  for (const name of CJS_WRAPPERS) {
+    const names = esm.metafile.outputs[`dist/${name}.js`].exports;
+    const body = names.map((n) => `  ${n}: m.${n},`).join('\n');
+    writeFileSync(join(DIST, `${name}.cjs`), `'use strict';\nconst m = require('./node.cjs');\nmodule.exports = {\n${body}\n};\n`);
+  }
+  for (const [from, to] of Object.entries(WASM_FILES)) copyFileSync(join(WASM_GLUE_DIR, from), join(DIST, to));
+  for (const ext of ['d.ts', 'd.cts']) copyFileSync(join(SDK, 'src', 'esbuild-plugin.d.mts'), join(DIST, `esbuild.${ext}`));
 
   tsc(['-p', 'tsconfig.build.json']);
   publishDeclarations();
@@ -173,8 +215,8 @@ export async function buildSdk({ force = false } = {}) {
   writeFileSync(STAMP, '');
   const size = (f) => `${(statSync(join(DIST, f)).size / 1024).toFixed(1)} KiB`;
   log(
-    `built in ${((performance.now() - t0) / 1000).toFixed(1)} s: index.js ${size('index.js')}, ` +
-      `index.cjs ${size('index.cjs')}, slim.js ${size('slim.js')} + ${WASM_DIST_NAME} ${size(WASM_DIST_NAME)}`,
+    `built in ${((performance.now() - t0) / 1000).toFixed(1)} s: index.js ${size('index.js')}, node.cjs ${size('node.cjs')}, ` +
+      `browser.js ${size('browser.js')}, ricochet_wasm.wasm (client) ${size('ricochet_wasm.wasm')}, ricochet_full.wasm ${size('ricochet_full.wasm')}`,
   );
   return true;
 }

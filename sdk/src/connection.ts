@@ -1,7 +1,8 @@
 // The client connection and its run loop: datagrams and timers in, then
 // drain the core's outputs (transmit, events, next timeout) in that order.
 import { realClock, type Clock } from './clock.js';
-import { CLOSE_KINDS, EV, readOut, readText, viewOut, writeIn, type CloseKind } from './core.js';
+import { CLOSE_KINDS, EV, type CloseKind } from './core.js';
+import type { Heap } from './heap.js';
 import { Emitter } from './emitter.js';
 import { RicochetError, sendError, type ErrorCode } from './errors.js';
 import { coreConfig, fecPreset } from './core-config.js';
@@ -9,7 +10,7 @@ import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOpti
 import { decodeStats, type ConnectionStats } from './stats.js';
 import { Outage, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
-import { wasm } from './wasm.js';
+import { clientWasm, type ClientGlue } from './wasm.js';
 
 export interface MessageEvent {
   channel: number;
@@ -54,7 +55,7 @@ const CLOSE_CODES: Record<CloseKind, ErrorCode> = {
 /** How often timers are serviced while nothing can be sent, µs. */
 const BLOCKED_RECHECK_US = 10_000;
 
-type CoreClient = InstanceType<ReturnType<typeof wasm>['Client']>;
+type CoreClient = InstanceType<ClientGlue['Client']>;
 
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
 
@@ -71,6 +72,8 @@ export class Connection extends Emitter<ConnectionEvents> {
   private readonly retired: Transport[] = [];
   readonly channels: readonly ResolvedChannel[];
   private core: CoreClient | null;
+  /** Memory of the module `core` lives in. */
+  private readonly heap: Heap;
   private readonly clock: Clock;
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
@@ -87,9 +90,11 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.channels = resolveChannels(options.channels);
     this.clock = options.clock ?? realClock;
     this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
-    const cfg = coreConfig(options, transport.maxDatagramSize, true);
+    const w = clientWasm();
+    this.heap = w.heap;
+    const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true);
     try {
-      this.core = new (wasm().Client)(cfg, this.clock.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
+      this.core = new w.glue.Client(cfg, this.clock.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
     } finally {
@@ -165,7 +170,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
     const index = this.channelIndex(channel, data);
-    const len = writeIn(core, data);
+    const len = this.heap.writeIn(core, data);
     const r = core.send(this.clock.now(), index, len);
     if (r < 0) throw sendError(r, data);
     this.scheduleFlush();
@@ -218,7 +223,7 @@ export class Connection extends Emitter<ConnectionEvents> {
   private handleDatagram(d: Uint8Array): void {
     const core = this.core;
     if (core === null) return;
-    const len = writeIn(core, d);
+    const len = this.heap.writeIn(core, d);
     // Only a datagram the core took (0) shows the path alive: a forged or
     // unauthenticated one must neither hold off silence detection nor
     // prove a resumed transport.
@@ -271,7 +276,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     while (t !== null && (t.canSend?.() ?? true)) {
       const n = core.pollTransmit(now);
       if (n < 0) break;
-      t.send(viewOut(core.txPtr(), n));
+      t.send(this.heap.viewOut(core.txPtr(), n));
     }
     for (let kind = core.pollEvent(); kind !== EV.NONE; kind = this.core?.pollEvent() ?? EV.NONE) {
       this.dispatch(core, kind);
@@ -304,7 +309,7 @@ export class Connection extends Emitter<ConnectionEvents> {
         break;
       case EV.MESSAGE: {
         const channel = core.eventChannel();
-        const data = readOut(core.eventPtr(), core.eventLen());
+        const data = this.heap.readOut(core.eventPtr(), core.eventLen());
         const name = this.channels[channel]?.name;
         this.emit('message', name === undefined ? { channel, data } : { channel, channelName: name, data });
         break;
@@ -317,7 +322,7 @@ export class Connection extends Emitter<ConnectionEvents> {
         break;
       case EV.CLOSED: {
         const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
-        this.finish({ kind: k, code: CLOSE_CODES[k], closeCode: core.eventCloseCode(), reason: readText(core.eventPtr(), core.eventLen()) });
+        this.finish({ kind: k, code: CLOSE_CODES[k], closeCode: core.eventCloseCode(), reason: this.heap.readText(core.eventPtr(), core.eventLen()) });
         break;
       }
     }

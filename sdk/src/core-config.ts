@@ -1,11 +1,16 @@
 // Builds the core's config object from options (internal: its type comes
 // from the generated glue and must not reach the public declarations).
 import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
-import { wasm } from './wasm.js';
+import type { ClientGlue } from './wasm.js';
 
-export function coreConfig(o: ConnectionOptions & { maxConnections?: number; maxChannels?: number; recvBudgetBytes?: number }, transportMax: number, withChannels: boolean) {
-  const w = wasm();
-  const c = new w.ConfigInput();
+/** A ConfigInput of module `w` (the one whose Client/Server will take it). */
+export function coreConfig<G extends ClientGlue>(
+  w: G,
+  o: ConnectionOptions & { maxConnections?: number; maxChannels?: number; recvBudgetBytes?: number },
+  transportMax: number,
+  withChannels: boolean,
+): InstanceType<G['ConfigInput']> {
+  const c = new w.ConfigInput() as InstanceType<G['ConfigInput']>;
   const dgram = positive('maxDatagramBytes', o.maxDatagramBytes, 65507) ?? Math.min(1200, transportMax);
   if (dgram > transportMax) invalid(`maxDatagramBytes (${dgram}) exceeds the transport's maximum (${transportMax})`);
   c.max_datagram_size = Math.floor(dgram);

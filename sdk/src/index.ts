@@ -1,6 +1,9 @@
-// Public API of @ricochet/sdk, shared by every entry point.
-// Call wasm() at use time, never at module top level.
-import { wasm } from './wasm.js';
+// Public API of "@ricochet/sdk" (and "/slim"): the client, plus Server for
+// Node game servers. Server and relayAttestKey need the full wasm module:
+// Node's entries load it; in a browser build they throw until
+// "@ricochet/sdk/server" (or "/simulator") is imported. Call the wasm at use
+// time, never at module top level.
+import { clientWasm } from './wasm.js';
 
 export { Connection, connect } from './connection.js';
 export type { CloseEvent, ConnectionEvents, ConnectionState, MessageEvent } from './connection.js';
@@ -20,15 +23,14 @@ export { UdpTransport, serveUdp } from './udp.js';
 export type { UdpSocketLike } from './udp.js';
 export { openTransport } from './select.js';
 export type { OpenTransportOptions, TransportChoice, TransportKind } from './select.js';
-export { loopbackPair } from './loopback.js';
-export type { LoopbackOptions, LoopbackTransport } from './loopback.js';
-export { SimLink, NETWORK_PROFILES } from './simulator.js';
-export type { LinkCounters, LinkSettings, NetworkProfileName } from './simulator.js';
+// The preset names only (no simulator): relays and UIs list them.
+export { NETWORK_PROFILES } from './profiles.js';
+export type { NetworkProfileName } from './profiles.js';
 export { VirtualClock, realClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { CloseKind } from './core.js';
 
 /** Version of the wire protocol implemented by the bundled core. */
 export function protocolVersion(): number {
-  return wasm().protocolVersion();
+  return clientWasm().glue.protocolVersion();
 }

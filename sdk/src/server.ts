@@ -1,7 +1,8 @@
 // The server endpoint in JS: many connections over any transports, found by
 // connection ID. Replies go to the peer each connection last spoke from.
 import { realClock, type Clock } from './clock.js';
-import { CLOSE_KINDS, EV, readOut, readText, viewOut, writeIn } from './core.js';
+import { CLOSE_KINDS, EV } from './core.js';
+import type { Heap } from './heap.js';
 import type { CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
 import { RicochetError, sendError, type ErrorCode } from './errors.js';
@@ -9,7 +10,7 @@ import { coreConfig, fecPreset } from './core-config.js';
 import { invalid, positive, type FecPreset, type ServerOptions as BaseServerOptions } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
-import { wasm } from './wasm.js';
+import { fullWasm, type FullGlue } from './wasm.js';
 
 /** Where a connection's datagrams go: a socket, a WebSocket, an address. */
 export interface Peer {
@@ -57,14 +58,14 @@ export interface ServerEvents extends Record<string, unknown> {
   disconnect: { id: number } & CloseEvent;
 }
 
-type CoreServer = InstanceType<ReturnType<typeof wasm>['Server']>;
+type CoreServer = InstanceType<FullGlue['Server']>;
 
 /** Reason given to a client whose HELLO no relay admitted. */
 const NOT_ADMITTED = 'not admitted by a relay';
 
 /** The 32-byte relay attestation key derived from a relay's connect-token secret. */
 export function relayAttestKey(tokenSecret: string): Uint8Array {
-  return wasm().relayAttestKey(tokenSecret);
+  return fullWasm('relayAttestKey').glue.relayAttestKey(tokenSecret);
 }
 
 /** Claims JSON as the relay signed it, or null if it is not `{ sub: string, data?: string }`. */
@@ -112,6 +113,8 @@ const DISCONNECT_CODES: Record<string, ErrorCode> = {
 
 export class Server extends Emitter<ServerEvents> {
   private core: CoreServer | null;
+  /** Memory of the module `core` lives in. */
+  private readonly heap: Heap;
   private readonly clock: Clock;
   private readonly decide: NonNullable<ServerOptions['onConnectRequest']>;
   /** Where each live connection's datagrams last came from. */
@@ -135,12 +138,14 @@ export class Server extends Emitter<ServerEvents> {
     this.decide = options.onConnectRequest ?? (() => true);
     const relayKey = relayKeyOption(options);
     this.relayed = relayKey !== null;
-    const cfg = coreConfig(options, 65507, false);
+    const w = fullWasm('Server');
+    this.heap = w.heap;
+    const cfg = coreConfig(w.glue, options, 65507, false);
     try {
       if (relayKey !== null) cfg.setRelayKey(relayKey);
       // WELCOME nonces derive from it: predictable ones would let a spoofed
       // address pass for validated.
-      this.core = new (wasm().Server)(cfg, globalThis.crypto.getRandomValues(new Uint8Array(32)));
+      this.core = new w.glue.Server(cfg, globalThis.crypto.getRandomValues(new Uint8Array(32)));
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
     } finally {
@@ -161,7 +166,7 @@ export class Server extends Emitter<ServerEvents> {
   handleDatagram(datagram: Uint8Array, peer: Peer): void {
     const core = this.core;
     if (core === null) return;
-    const id = core.handleDatagram(this.clock.now(), writeIn(core, datagram));
+    const id = core.handleDatagram(this.clock.now(), this.heap.writeIn(core, datagram));
     if (id !== 0) this.notePeer(core, id, peer, datagram.length);
     this.flush();
   }
@@ -182,7 +187,7 @@ export class Server extends Emitter<ServerEvents> {
   send(id: number, channel: number, data: Uint8Array): number {
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
-    const r = core.send(this.clock.now(), id, channel, writeIn(core, data));
+    const r = core.send(this.clock.now(), id, channel, this.heap.writeIn(core, data));
     if (r < 0) throw sendError(r, data);
     this.scheduleFlush();
     return r;
@@ -291,7 +296,7 @@ export class Server extends Emitter<ServerEvents> {
     }
     for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
       const id = core.txConn();
-      const d = viewOut(core.txPtr(), n);
+      const d = this.heap.viewOut(core.txPtr(), n);
       (core.txToCandidate() ? this.candidates.get(id) : (this.peers.get(id) ?? this.handshakes.get(id)))?.send(d);
       // A REJECT ends the handshake: a repeat of its HELLO notes the peer again.
       if (d[0] === PACKET_REJECT) this.handshakes.delete(id);
@@ -321,7 +326,7 @@ export class Server extends Emitter<ServerEvents> {
           this.scheduleFlush();
           break;
         }
-        const verdict = this.decide({ id, payload: readOut(core.eventPtr(), core.eventLen()), claims });
+        const verdict = this.decide({ id, payload: this.heap.readOut(core.eventPtr(), core.eventLen()), claims });
         if (verdict === true) core.accept(this.clock.now(), id);
         else if (typeof verdict === 'string') core.reject(this.clock.now(), id, verdict);
         // The WELCOME/REJECT is queued now, after this flush's transmit pass.
@@ -337,7 +342,7 @@ export class Server extends Emitter<ServerEvents> {
         break;
       }
       case EV.MESSAGE:
-        this.emit('message', { id, channel: core.eventChannel(), data: readOut(core.eventPtr(), core.eventLen()) });
+        this.emit('message', { id, channel: core.eventChannel(), data: this.heap.readOut(core.eventPtr(), core.eventLen()) });
         break;
       case EV.ACKED:
         this.emit('acked', { id, messageId: core.eventId() });
@@ -351,7 +356,7 @@ export class Server extends Emitter<ServerEvents> {
         this.peers.delete(id);
         this.handshakes.delete(id);
         this.candidates.delete(id);
-        const reason = readText(core.eventPtr(), core.eventLen());
+        const reason = this.heap.readText(core.eventPtr(), core.eventLen());
         this.emit('disconnect', { id, kind: k, code: DISCONNECT_CODES[k] ?? 'RICOCHET_ERR_CLOSED_LOCALLY', closeCode: core.eventCloseCode(), reason });
         break;
       }

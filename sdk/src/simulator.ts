@@ -1,11 +1,11 @@
 // The core's seeded network simulator, for browsers and Node: one `SimLink`
 // per direction, with named presets or custom settings.
-import { readOut, writeIn } from './core.js';
+import type { Heap } from './heap.js';
 import { RicochetError } from './errors.js';
-import { wasm } from './wasm.js';
+import type { NetworkProfileName } from './profiles.js';
+import { fullWasm, type FullGlue } from './wasm.js';
 
-export const NETWORK_PROFILES = ['perfect', 'lan', 'wifi', 'mobile_lossy', 's1_clean', 's1_1pct', 's1_5pct', 's1_bursty'] as const;
-export type NetworkProfileName = (typeof NETWORK_PROFILES)[number];
+export { NETWORK_PROFILES, type NetworkProfileName } from './profiles.js';
 
 export interface LinkSettings {
   /** One-way delay, ms. Default 0. */
@@ -36,7 +36,7 @@ export interface LinkCounters {
   inFlight: number;
 }
 
-type CoreLink = InstanceType<ReturnType<typeof wasm>['Link']>;
+type CoreLink = InstanceType<FullGlue['Link']>;
 
 function params(s: LinkSettings): [number, number, number, number, number, number, number] {
   const p = (name: keyof LinkSettings, v: number | undefined, max = Infinity): number => {
@@ -58,21 +58,25 @@ function params(s: LinkSettings): [number, number, number, number, number, numbe
 /** One direction of a simulated network, on the caller's clock (µs). */
 export class SimLink {
   private core: CoreLink;
+  private readonly heap: Heap;
 
-  private constructor(core: CoreLink) {
+  private constructor(core: CoreLink, heap: Heap) {
     this.core = core;
+    this.heap = heap;
   }
 
   static fromProfile(name: NetworkProfileName, upstream: boolean, seed = 1): SimLink {
+    const w = fullWasm('SimLink');
     try {
-      return new SimLink(wasm().Link.fromProfile(name, upstream, seed));
+      return new SimLink(w.glue.Link.fromProfile(name, upstream, seed), w.heap);
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
     }
   }
 
   static custom(settings: LinkSettings, seed = 1): SimLink {
-    return new SimLink(new (wasm().Link)(...params(settings), seed));
+    const w = fullWasm('SimLink');
+    return new SimLink(new w.glue.Link(...params(settings), seed), w.heap);
   }
 
   /** Change settings live. */
@@ -81,7 +85,7 @@ export class SimLink {
   }
 
   send(nowUs: number, datagram: Uint8Array): void {
-    this.core.send(nowUs, writeIn(this.core, datagram));
+    this.core.send(nowUs, this.heap.writeIn(this.core, datagram));
   }
 
   /** Next arrival time (µs) or -1. */
@@ -92,7 +96,7 @@ export class SimLink {
   /** The next datagram due by `nowUs`, or null. */
   deliver(nowUs: number): Uint8Array | null {
     const n = this.core.pollDeliver(nowUs);
-    return n < 0 ? null : readOut(this.core.outPtr(), n);
+    return n < 0 ? null : this.heap.readOut(this.core.outPtr(), n);
   }
 
   counters(): LinkCounters {

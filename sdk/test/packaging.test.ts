@@ -1,7 +1,7 @@
 // Tests the BUILT package (sdk/dist, through its package.json exports map),
 // as consumers get it. Run `npm run build` at the repo root first (npm test does).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +15,15 @@ const require = createRequire(import.meta.url);
 /** Runs a snippet in a plain Node process (no Vite transforms) from the sdk dir. */
 function node(args: string[], code: string): string {
   return execFileSync(process.execPath, [...args, '-e', code], { cwd: SDK, encoding: 'utf8' }).trim();
+}
+
+/** A dist file and every dist file it imports, concatenated. */
+function graph(file: string, seen = new Set<string>()): string {
+  if (seen.has(file)) return '';
+  seen.add(file);
+  const js = readFileSync(join(DIST, file), 'utf8');
+  const deps = [...js.matchAll(/(?:from|import)\s*["']\.\/([\w.-]+\.js)["']/g)].map((m) => m[1]!);
+  return js + deps.map((d) => graph(d, seen)).join('');
 }
 
 describe('default entry (wasm embedded, initialized at import)', () => {
@@ -34,12 +43,78 @@ describe('default entry (wasm embedded, initialized at import)', () => {
   });
 
   it('embeds the wasm and does not fetch it', () => {
-    const js = readFileSync(join(DIST, 'index.js'), 'utf8');
+    const js = graph('index.js');
     // No URL to a .wasm file. (Decoding works on Node 20, which lacks
     // Uint8Array.fromBase64, thanks to esbuild --target es2022: the tests
     // above run there.)
     expect(js).not.toMatch(/new URL\(|\.wasm["']/);
     expect(js).toMatch(/"AGFzbQ/); // base64 of the wasm magic number
+  });
+});
+
+describe('subpaths in plain Node (ESM and CJS share one module instance per format)', () => {
+  const check = (spec: string, expr: string) => {
+    expect(node(['--input-type=module'], `import * as m from '${spec}'; console.log(${expr})`)).toBe('true');
+    expect(node(['--input-type=commonjs'], `const m = require('${spec}'); console.log(${expr})`)).toBe('true');
+  };
+  it('@ricochet/sdk keeps Server for Node game servers', () => check('@ricochet/sdk', "typeof new m.Server().attach === 'function' && !('SimLink' in m)"));
+  it('@ricochet/sdk/server', () => check('@ricochet/sdk/server', "m.relayAttestKey('s').length === 32 && typeof m.serveUdp === 'function'"));
+  it('@ricochet/sdk/simulator', () => check('@ricochet/sdk/simulator', "m.SimLink.fromProfile('wifi', true).nextArrival() === -1 && m.NETWORK_PROFILES.length === 8"));
+  it('@ricochet/sdk/esbuild', () => check('@ricochet/sdk/esbuild', "typeof m.ricochet().setup === 'function'"));
+  it('@ricochet/sdk/slim (CJS too), also without process.getBuiltinModule (Node < 20.16)', () => {
+    expect(node(['--input-type=commonjs'], "const m = require('@ricochet/sdk/slim'); m.init().then(() => console.log(m.protocolVersion()))")).toBe('3');
+    expect(node(['--input-type=module'], "delete process.getBuiltinModule; const m = await import('@ricochet/sdk/slim'); await m.init(); console.log(m.protocolVersion())")).toBe('3');
+  });
+  it('Server from /server is the one from the main entry (one instance)', () => {
+    expect(node(['--input-type=module'], "import { Server } from '@ricochet/sdk/server'; import * as m from '@ricochet/sdk'; console.log(m.Server === Server)")).toBe('true');
+    expect(node(['--input-type=commonjs'], "console.log(require('@ricochet/sdk/server').Server === require('@ricochet/sdk').Server)")).toBe('true');
+  });
+});
+
+describe('browser condition (client module by URL, top-level await)', () => {
+  it('loads without init(); Server throws clearly until /server is imported', () => {
+    const out = node(
+      ['--conditions=browser', '--input-type=module'],
+      `import { protocolVersion, Server } from '@ricochet/sdk';
+       console.log(protocolVersion());
+       try { new Server(); } catch (e) { console.log(e.message.includes('@ricochet/sdk/server')); }
+       await import('@ricochet/sdk/server');
+       console.log(typeof new Server().attach);`,
+    );
+    expect(out.split('\n')).toEqual(['3', 'true', 'function']);
+  });
+
+  it('ships only the client module to the browser entry', () => {
+    const js = graph('browser.js');
+    expect(js).toContain('new URL("./ricochet_wasm.wasm", import.meta.url)');
+    expect(js).not.toMatch(/"AGFzbQ/);
+    const exportsOf = (f: string) => WebAssembly.Module.exports(new WebAssembly.Module(readFileSync(join(DIST, f)))).map((e) => e.name);
+    expect(exportsOf('ricochet_wasm.wasm').some((n) => n.startsWith('server_'))).toBe(false);
+    expect(exportsOf('ricochet_full.wasm').some((n) => n.startsWith('server_'))).toBe(true);
+  });
+
+  it('esbuild with @ricochet/sdk/esbuild: emits the wasm, and the bundle runs', async () => {
+    const esbuild = await import('esbuild');
+    const { ricochet } = await import('@ricochet/sdk/esbuild');
+    const dir = mkdtempSync(join(SDK, 'test', '.esbuild-'));
+    try {
+      writeFileSync(join(dir, 'app.mjs'), "import { protocolVersion } from '@ricochet/sdk'; console.log(protocolVersion());");
+      for (const format of ['esm', 'iife'] as const) {
+        const outfile = join(dir, 'out', format === 'esm' ? 'app.mjs' : 'app.js');
+        await esbuild.build({ entryPoints: [join(dir, 'app.mjs')], bundle: true, platform: 'browser', format, outfile, plugins: [ricochet()], logLevel: 'error' });
+        const js = readFileSync(outfile, 'utf8');
+        if (format === 'esm') {
+          // The wasm is an emitted asset next to the bundle; file: URLs are read from disk in Node.
+          expect(readdirSync(join(dir, 'out')).some((f) => /^ricochet_wasm-.*\.wasm$/.test(f))).toBe(true);
+          expect(js).not.toMatch(/"AGFzbQ/);
+          expect(execFileSync(process.execPath, [outfile], { encoding: 'utf8' }).trim()).toBe('3');
+        } else {
+          expect(js).toMatch(/"AGFzbQ/); // no top-level await in iife: the embedded entry
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

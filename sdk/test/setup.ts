@@ -1,5 +1,7 @@
-// Unit tests import src/ directly; initialize the wasm core from the built file.
+// Unit tests import src/ directly; initialize the wasm core from the built
+// full module, as the Node entries do (it fills the client slot too).
 import { readFileSync } from 'node:fs';
-import { initWasmSync } from '../src/wasm.js';
+import * as glue from '../wasm/ricochet_wasm.js';
+import { register } from '../src/wasm.js';
 
-initWasmSync(readFileSync(new URL('../wasm/ricochet_wasm_bg.wasm', import.meta.url)));
+register('full', glue, glue.initSync({ module: readFileSync(new URL('../wasm/ricochet_wasm_bg.wasm', import.meta.url)) }));

@@ -143,6 +143,7 @@ impl Client {
     }
 
     /// Which timer fires next, for debugging.
+    #[cfg(feature = "debug")]
     #[wasm_bindgen(js_name = nextTimer)]
     pub fn next_timer(&self) -> String {
         self.conn.next_timer().map_or_else(String::new, |(t, at)| format!("{t:?} at {at}"))

@@ -30,6 +30,7 @@ pub struct ConfigInput {
     /// Congestion controller: 0 BBR (default), 1 NewReno.
     pub congestion: u8,
     /// Server: relay attestation key (`setRelayKey`); None admits HELLOs as sent.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     relay_key: Option<[u8; 32]>,
 }
 
@@ -78,6 +79,7 @@ impl ConfigInput {
 
     /// Server only: admit only HELLOs attested with this 32-byte relay key
     /// (e.g. from `relayAttestKey`).
+    #[cfg(feature = "server")]
     #[wasm_bindgen(js_name = setRelayKey)]
     pub fn set_relay_key(&mut self, key: &[u8]) -> Result<(), JsError> {
         let key: [u8; 32] = key.try_into().map_err(|_| JsError::new("relayKey must be 32 bytes"))?;
@@ -108,6 +110,7 @@ impl ConfigInput {
         c
     }
 
+    #[cfg(feature = "server")]
     pub(crate) fn to_server_config(&self) -> ServerConfig {
         ServerConfig {
             connection: self.to_config(),

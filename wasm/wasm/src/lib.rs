@@ -8,12 +8,16 @@
 mod client;
 mod config;
 mod events;
+#[cfg(feature = "sim")]
 mod link;
+#[cfg(feature = "server")]
 mod server;
 
 pub use client::Client;
 pub use config::ConfigInput;
+#[cfg(feature = "sim")]
 pub use link::Link;
+#[cfg(feature = "server")]
 pub use server::Server;
 
 use wasm_bindgen::prelude::*;
@@ -26,6 +30,7 @@ pub fn protocol_version() -> u32 {
 
 /// The 32-byte relay attestation key derived from a relay's connect-token
 /// secret (see `ricochet_core::attest::attest_key`).
+#[cfg(feature = "server")]
 #[wasm_bindgen(js_name = relayAttestKey)]
 pub fn relay_attest_key(token_secret: &str) -> Vec<u8> {
     ricochet_core::attest_key(token_secret.as_bytes()).to_vec()

@@ -1,0 +1,4 @@
+// "@ricochet/sdk/server" for Node / default.
+import './node.js';
+
+export * from '../server-api.js';

@@ -1,0 +1,4 @@
+// "@ricochet/sdk/simulator" for Node / default.
+import './node.js';
+
+export * from '../simulator-api.js';
