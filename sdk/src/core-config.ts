@@ -3,6 +3,24 @@
 import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
 import type { ClientGlue } from './wasm.js';
 
+/** ConfigInput field numbers (`Field` in wasm/wasm/src/config.rs). */
+const F = {
+  maxDatagramSize: 0,
+  maxMessageSize: 1,
+  sendBufferBytes: 2,
+  recvBufferBytes: 3,
+  idleTimeoutUs: 5,
+  keepaliveIntervalUs: 6,
+  handshakeTimeoutUs: 7,
+  maxAckDelayUs: 8,
+  maxConnections: 9,
+  maxChannels: 10,
+  recvBudgetBytes: 11,
+  fecPreset: 12,
+  fecBudget: 13,
+  congestion: 14,
+} as const;
+
 /** A ConfigInput of module `w` (the one whose Client/Server will take it). */
 export function coreConfig<G extends ClientGlue>(
   w: G,
@@ -13,35 +31,35 @@ export function coreConfig<G extends ClientGlue>(
   const c = new w.ConfigInput() as InstanceType<G['ConfigInput']>;
   const dgram = positive('maxDatagramBytes', o.maxDatagramBytes, 65507) ?? Math.min(1200, transportMax);
   if (dgram > transportMax) invalid(`maxDatagramBytes (${dgram}) exceeds the transport's maximum (${transportMax})`);
-  c.max_datagram_size = Math.floor(dgram);
+  c.set(F.maxDatagramSize, Math.floor(dgram));
   const set = (name: string, v: number | undefined, apply: (x: number) => void, max?: number) => {
     const x = positive(name, v, max);
     if (x !== undefined) apply(x);
   };
-  set('maxMessageBytes', o.maxMessageBytes, (x) => (c.max_message_size = x), 2 ** 30);
-  set('sendBufferBytes', o.sendBufferBytes, (x) => (c.send_buffer_bytes = x), 2 ** 32 - 1);
-  set('recvBufferBytes', o.recvBufferBytes, (x) => (c.recv_buffer_bytes = x), 2 ** 32 - 1);
-  set('idleTimeoutMs', o.idleTimeoutMs, (x) => (c.idle_timeout_us = x * 1000));
-  set('keepaliveMs', o.keepaliveMs, (x) => (c.keepalive_interval_us = x * 1000));
-  set('handshakeTimeoutMs', o.handshakeTimeoutMs, (x) => (c.handshake_timeout_us = x * 1000));
-  set('maxAckDelayMs', o.maxAckDelayMs, (x) => (c.max_ack_delay_us = x * 1000));
-  set('maxConnections', o.maxConnections, (x) => (c.max_connections = x), 2 ** 32 - 1);
-  set('maxChannels', o.maxChannels, (x) => (c.max_channels = x), 255);
-  set('recvBudgetBytes', o.recvBudgetBytes, (x) => (c.recv_budget_bytes = x), 2 ** 32 - 1);
-  c.fec_preset = fecPreset(o.fec);
-  set('fecBudget', o.fecBudget, (x) => (c.fec_budget = x), 2);
+  set('maxMessageBytes', o.maxMessageBytes, (x) => c.set(F.maxMessageSize, x), 2 ** 30);
+  set('sendBufferBytes', o.sendBufferBytes, (x) => c.set(F.sendBufferBytes, x), 2 ** 32 - 1);
+  set('recvBufferBytes', o.recvBufferBytes, (x) => c.set(F.recvBufferBytes, x), 2 ** 32 - 1);
+  set('idleTimeoutMs', o.idleTimeoutMs, (x) => c.set(F.idleTimeoutUs, x * 1000));
+  set('keepaliveMs', o.keepaliveMs, (x) => c.set(F.keepaliveIntervalUs, x * 1000));
+  set('handshakeTimeoutMs', o.handshakeTimeoutMs, (x) => c.set(F.handshakeTimeoutUs, x * 1000));
+  set('maxAckDelayMs', o.maxAckDelayMs, (x) => c.set(F.maxAckDelayUs, x * 1000));
+  set('maxConnections', o.maxConnections, (x) => c.set(F.maxConnections, x), 2 ** 32 - 1);
+  set('maxChannels', o.maxChannels, (x) => c.set(F.maxChannels, x), 255);
+  set('recvBudgetBytes', o.recvBudgetBytes, (x) => c.set(F.recvBudgetBytes, x), 2 ** 32 - 1);
+  c.set(F.fecPreset, fecPreset(o.fec));
+  set('fecBudget', o.fecBudget, (x) => c.set(F.fecBudget, x), 2);
   if (o.congestion !== undefined) {
     const cc = CONGESTION[o.congestion];
     if (cc === undefined) invalid(`congestion: expected one of ${Object.keys(CONGESTION).join(', ')}, got ${String(o.congestion)}`);
-    c.congestion = cc;
+    c.set(F.congestion, cc);
   }
   // A message must fit the buffers; grow them with maxMessageBytes unless set.
   if (o.maxMessageBytes !== undefined) {
-    if (o.sendBufferBytes === undefined) c.send_buffer_bytes = Math.max(c.send_buffer_bytes, c.max_message_size);
-    if (o.recvBufferBytes === undefined) c.recv_buffer_bytes = Math.max(c.recv_buffer_bytes, headReserve(c.max_message_size));
+    if (o.sendBufferBytes === undefined) c.set(F.sendBufferBytes, Math.max(c.get(F.sendBufferBytes), c.get(F.maxMessageSize)));
+    if (o.recvBufferBytes === undefined) c.set(F.recvBufferBytes, Math.max(c.get(F.recvBufferBytes), headReserve(c.get(F.maxMessageSize))));
   }
   // A server's total budget covers at least one connection's.
-  if (o.recvBudgetBytes === undefined) c.recv_budget_bytes = Math.max(c.recv_budget_bytes, c.recv_buffer_bytes);
+  if (o.recvBudgetBytes === undefined) c.set(F.recvBudgetBytes, Math.max(c.get(F.recvBudgetBytes), c.get(F.recvBufferBytes)));
   if (withChannels) {
     (o.channels ?? DEFAULT_CHANNELS).forEach((ch, i) => {
       const opt: ChannelOptions = typeof ch === 'string' ? { kind: ch } : ch;

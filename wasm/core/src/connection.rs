@@ -151,8 +151,13 @@ impl Connection {
 
     fn new(mut config: Config, side: Side, conn_id: u32, keys: SessionKeys, nonce: Nonce, channels: Vec<ChannelConfig>, now: u64) -> Connection {
         config.channels = channels;
-        let mut channel_order: Vec<u8> = (0..config.channels.len() as u8).collect();
-        channel_order.sort_by_key(|&i| (core::cmp::Reverse(config.channels[i as usize].priority), i));
+        // Highest priority first, ties in index order. An insertion sort: a
+        // few channels, once per connection, and the library sort is ~7 KB of wasm.
+        let mut channel_order: Vec<u8> = Vec::with_capacity(config.channels.len());
+        for (i, ch) in config.channels.iter().enumerate() {
+            let at = channel_order.iter().position(|&j| config.channels[j as usize].priority < ch.priority);
+            channel_order.insert(at.unwrap_or(channel_order.len()), i as u8);
+        }
         let stats = Stats { channels: vec![ChannelStats::default(); config.channels.len()], ..Stats::default() };
         let mut c = Connection {
             side,

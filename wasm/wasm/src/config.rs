@@ -1,62 +1,74 @@
 use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, FecConfig, ServerConfig};
 use wasm_bindgen::prelude::*;
 
-/// Connection settings from JS. Fields mirror `ricochet_core::Config` (see
-/// its docs for units and defaults); the SDK fills them from typed options.
+/// Connection settings from JS, read and written by field number (`get`,
+/// `set`: one export pair instead of a getter and setter per field, each of
+/// which costs glue JS and a wasm wrapper). Fields mirror
+/// `ricochet_core::Config` (see its docs for units and defaults); the SDK
+/// fills them from typed options (sdk/src/core-config.ts numbers them).
 #[wasm_bindgen]
 #[derive(Clone)]
 pub struct ConfigInput {
     channels: Vec<ChannelConfig>,
-    pub max_datagram_size: u32,
-    pub max_message_size: u32,
-    pub send_buffer_bytes: u32,
-    pub recv_buffer_bytes: u32,
-    pub reliable_window: u32,
-    pub idle_timeout_us: f64,
-    pub keepalive_interval_us: f64,
-    pub handshake_timeout_us: f64,
-    pub max_ack_delay_us: f64,
-    pub max_connections: u32,
-    /// Server: most channels a client may declare (default 16; more: REJECT
-    /// "too many channels").
-    pub max_channels: u32,
-    /// Server: receive memory budget of all connections together, bytes
-    /// (default 256 MiB; at least `recv_buffer_bytes`).
-    pub recv_budget_bytes: u32,
-    /// FEC preset: 0 off, 1 balanced (default), 2 low latency, 3 thrifty.
-    pub fec_preset: u8,
-    /// FEC budget (repair bytes per protected byte); 0 = the preset's.
-    pub fec_budget: f64,
-    /// Congestion controller: 0 BBR (default), 1 NewReno.
-    pub congestion: u8,
+    /// Indexed by `Field`.
+    values: [f64; FIELDS],
     /// Server: relay attestation key (`setRelayKey`); None admits HELLOs as sent.
     #[cfg_attr(not(feature = "server"), allow(dead_code))]
     relay_key: Option<[u8; 32]>,
 }
 
+/// Field numbers of `ConfigInput::get`/`set`; keep in step with
+/// `FIELD` in sdk/src/core-config.ts.
+#[derive(Clone, Copy)]
+enum Field {
+    MaxDatagramSize,
+    MaxMessageSize,
+    SendBufferBytes,
+    RecvBufferBytes,
+    ReliableWindow,
+    IdleTimeoutUs,
+    KeepaliveIntervalUs,
+    HandshakeTimeoutUs,
+    MaxAckDelayUs,
+    /// Server: most connections.
+    MaxConnections,
+    /// Server: most channels a client may declare (default 16; more: REJECT
+    /// "too many channels").
+    MaxChannels,
+    /// Server: receive memory budget of all connections together, bytes
+    /// (default 256 MiB; at least `recv_buffer_bytes`).
+    RecvBudgetBytes,
+    /// FEC preset: 0 off, 1 balanced (default), 2 low latency, 3 thrifty.
+    FecPreset,
+    /// FEC budget (repair bytes per protected byte); 0 = the preset's.
+    FecBudget,
+    /// Congestion controller: 0 BBR (default), 1 NewReno.
+    Congestion,
+}
+const FIELDS: usize = Field::Congestion as usize + 1;
+
 impl Default for ConfigInput {
     fn default() -> Self {
         let c = Config::default();
         let s = ServerConfig::default();
-        ConfigInput {
-            channels: Vec::new(),
-            max_datagram_size: c.max_datagram_size as u32,
-            max_message_size: c.max_message_size as u32,
-            send_buffer_bytes: c.send_buffer_bytes as u32,
-            recv_buffer_bytes: c.recv_buffer_bytes as u32,
-            reliable_window: c.reliable_window,
-            idle_timeout_us: c.idle_timeout_us as f64,
-            keepalive_interval_us: c.keepalive_interval_us as f64,
-            handshake_timeout_us: c.handshake_timeout_us as f64,
-            max_ack_delay_us: c.max_ack_delay_us as f64,
-            max_connections: s.max_connections as u32,
-            max_channels: s.max_channels as u32,
-            recv_budget_bytes: s.recv_budget_bytes as u32,
-            fec_preset: 1,
-            fec_budget: 0.0,
-            congestion: 0,
-            relay_key: None,
-        }
+        let mut values = [0.0; FIELDS];
+        let mut put = |f: Field, v: f64| values[f as usize] = v;
+        put(Field::MaxDatagramSize, c.max_datagram_size as f64);
+        put(Field::MaxMessageSize, c.max_message_size as f64);
+        put(Field::SendBufferBytes, c.send_buffer_bytes as f64);
+        put(Field::RecvBufferBytes, c.recv_buffer_bytes as f64);
+        put(Field::ReliableWindow, c.reliable_window as f64);
+        put(Field::IdleTimeoutUs, c.idle_timeout_us as f64);
+        put(Field::KeepaliveIntervalUs, c.keepalive_interval_us as f64);
+        put(Field::HandshakeTimeoutUs, c.handshake_timeout_us as f64);
+        put(Field::MaxAckDelayUs, c.max_ack_delay_us as f64);
+        put(Field::MaxConnections, s.max_connections as f64);
+        put(Field::MaxChannels, s.max_channels as f64);
+        put(Field::RecvBudgetBytes, s.recv_budget_bytes as f64);
+        put(Field::FecPreset, 1.0);
+        put(Field::FecBudget, 0.0);
+        put(Field::Congestion, 0.0);
+        ConfigInput { channels: Vec::new(), values, relay_key: None }
     }
 }
 
@@ -65,6 +77,30 @@ impl ConfigInput {
     #[wasm_bindgen(constructor)]
     pub fn new() -> ConfigInput {
         ConfigInput::default()
+    }
+
+    /// Field `field` (see `Field`); NaN for an unknown number.
+    pub fn get(&self, field: u8) -> f64 {
+        self.values.get(field as usize).copied().unwrap_or(f64::NAN)
+    }
+
+    /// Sets field `field` (see `Field`), stored as the core's type holds it
+    /// (as the per-field setters this replaces did: u32 fields wrap modulo
+    /// 2^32, u8 fields keep the low byte); unknown numbers are ignored.
+    pub fn set(&mut self, field: u8, value: f64) {
+        use Field::*;
+        const U32: [Field; 8] = [MaxDatagramSize, MaxMessageSize, SendBufferBytes, RecvBufferBytes, ReliableWindow, MaxConnections, MaxChannels, RecvBudgetBytes];
+        let Some(v) = self.values.get_mut(field as usize) else { return };
+        // ToUint32 of the number, as the JS -> wasm i32 conversion did
+        // (exact below 2^63 in magnitude; the SDK's checks stay far below).
+        let wrapped = if value.is_finite() { value as i64 as u32 } else { 0 };
+        *v = if U32.iter().any(|&f| f as u8 == field) {
+            wrapped as f64
+        } else if field == FecPreset as u8 || field == Congestion as u8 {
+            wrapped as u8 as f64
+        } else {
+            value
+        };
     }
 
     /// Declare a channel: kind 0 reliable-ordered, 1 reliable-unordered,
@@ -89,19 +125,29 @@ impl ConfigInput {
 }
 
 impl ConfigInput {
+    /// A u32 or u8 field (`set` stored it in range).
+    fn u32(&self, f: Field) -> u32 {
+        self.values[f as usize] as u32
+    }
+
+    fn u8(&self, f: Field) -> u8 {
+        self.values[f as usize] as u8
+    }
+
     pub(crate) fn to_config(&self) -> Config {
+        let v = |f: Field| self.values[f as usize];
         let mut c = Config {
-            max_datagram_size: self.max_datagram_size as usize,
-            max_message_size: self.max_message_size as usize,
-            send_buffer_bytes: self.send_buffer_bytes as usize,
-            recv_buffer_bytes: self.recv_buffer_bytes as usize,
-            reliable_window: self.reliable_window,
-            idle_timeout_us: crate::micros(self.idle_timeout_us),
-            keepalive_interval_us: crate::micros(self.keepalive_interval_us),
-            handshake_timeout_us: crate::micros(self.handshake_timeout_us),
-            max_ack_delay_us: crate::micros(self.max_ack_delay_us),
-            fec: fec_config(self.fec_preset, self.fec_budget),
-            congestion: if self.congestion == 1 { CongestionKind::NewReno } else { CongestionKind::Bbr },
+            max_datagram_size: self.u32(Field::MaxDatagramSize) as usize,
+            max_message_size: self.u32(Field::MaxMessageSize) as usize,
+            send_buffer_bytes: self.u32(Field::SendBufferBytes) as usize,
+            recv_buffer_bytes: self.u32(Field::RecvBufferBytes) as usize,
+            reliable_window: self.u32(Field::ReliableWindow),
+            idle_timeout_us: crate::micros(v(Field::IdleTimeoutUs)),
+            keepalive_interval_us: crate::micros(v(Field::KeepaliveIntervalUs)),
+            handshake_timeout_us: crate::micros(v(Field::HandshakeTimeoutUs)),
+            max_ack_delay_us: crate::micros(v(Field::MaxAckDelayUs)),
+            fec: fec_config(self.u8(Field::FecPreset), v(Field::FecBudget)),
+            congestion: if self.u8(Field::Congestion) == 1 { CongestionKind::NewReno } else { CongestionKind::Bbr },
             ..Config::default()
         };
         if !self.channels.is_empty() {
@@ -114,16 +160,16 @@ impl ConfigInput {
     pub(crate) fn to_server_config(&self) -> ServerConfig {
         ServerConfig {
             connection: self.to_config(),
-            max_connections: self.max_connections as usize,
-            max_channels: self.max_channels as usize,
-            recv_budget_bytes: self.recv_budget_bytes as usize,
+            max_connections: self.u32(Field::MaxConnections) as usize,
+            max_channels: self.u32(Field::MaxChannels) as usize,
+            recv_budget_bytes: self.u32(Field::RecvBudgetBytes) as usize,
             relay_key: self.relay_key,
             ..ServerConfig::default()
         }
     }
 }
 
-/// FEC settings from a preset number (see `ConfigInput::fec_preset`) and an
+/// FEC settings from a preset number (see `Field::FecPreset`) and an
 /// optional budget override (0 or NaN keeps the preset's). Validated by the core.
 pub(crate) fn fec_config(preset: u8, budget: f64) -> FecConfig {
     let mut f = match preset {
