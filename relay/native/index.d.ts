@@ -134,3 +134,42 @@ export class WtServer {
   /** Closes all sessions (their onClose fires), the endpoint and the JS callback handle so Node can exit. */
   stop(): Promise<void>;
 }
+
+/** Host facts that pick the platform package (`glibc`: runtime version on glibc Linux, else null). */
+export interface HostFacts {
+  platform: string;
+  arch: string;
+  glibc: string | null;
+}
+
+export interface AddonCandidate {
+  /** "RICOCHET_RELAY_ADDON", "development build" or "platform package". */
+  from: string;
+  /** Absolute path or package name, passed to require. */
+  id: string;
+  /** True for RICOCHET_RELAY_ADDON: if it fails, nothing else is tried. */
+  explicit: boolean;
+}
+
+export function hostFacts(): HostFacts;
+/** "@ricochet/relay-<platform>-<arch>[-gnu|-musl|-msvc]". */
+export function platformPackage(facts: HostFacts): string;
+export function addonCandidates(o: {
+  env: Record<string, string | undefined>;
+  facts: HostFacts;
+  devPath: string;
+  exists: (path: string) => boolean;
+}): AddonCandidate[];
+export function loadFirst<T>(
+  candidates: AddonCandidate[],
+  load: (id: string) => T,
+): { native: T; from: string; id: string; error: null } | { native: null; from: null; id: null; error: Error & { code: string } };
+
+/** True when an addon loaded; otherwise `new WtServer()` throws `loadError`. */
+export const available: boolean;
+/** Why no addon loaded (each place tried), or null. */
+export const loadError: (Error & { code: string }) | null;
+/** The platform package this host needs. */
+export const addonPackage: string;
+/** Where the loaded addon came from, or null. */
+export const addonSource: { from: string; id: string } | null;

@@ -8,14 +8,16 @@ import { mintToken } from './token.js';
 
 const HELP = `ricochet-relay: browsers (WebTransport, WebSocket) to UDP game servers
 
-  RICOCHET_RELAY_TOKEN_SECRET=… ricochet-relay --allow-backends 127.0.0.1:4000 [--http-port 8080] [--wt-port 4433]
+  RICOCHET_RELAY_TOKEN_SECRET=… ricochet-relay --allow-backends 127.0.0.1:4000 [--http-port 8080] [--wt-port 4433 | --no-webtransport]
                  [--host 127.0.0.1] [--max-sessions N] [--config relay.json] [--production]
                  [--token-secret-file F] [--cert-file F --key-file F] [--metrics-port P --metrics-host H]
   RICOCHET_RELAY_TOKEN_SECRET=… ricochet-relay mint-token --backend host:port [--sub user] [--ttl 60] [--data str]
 
 The token secret (≥ 32 random bytes: openssl rand -base64 32) comes from RICOCHET_RELAY_TOKEN_SECRET,
 --token-secret-file or a config file, never a flag. Every option also reads RICOCHET_RELAY_<NAME>
-(e.g. RICOCHET_RELAY_MAX_SESSIONS) or a JSON config file. SIGHUP reloads --cert-file/--key-file.`;
+(e.g. RICOCHET_RELAY_MAX_SESSIONS) or a JSON config file. SIGHUP reloads --cert-file/--key-file.
+--no-webtransport (RICOCHET_RELAY_WEBTRANSPORT=false) serves WebSocket only; without it, WebTransport
+needs the platform's addon package (e.g. @ricochet/relay-linux-x64-gnu, an optional dependency).`;
 
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'mint-token') {

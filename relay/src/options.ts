@@ -12,8 +12,15 @@ export interface RelayOptions {
   host: string;
   /** HTTP port: WebSocket upgrades, /healthz, /metrics, /cert-hash. Default 8080; 0 = any. */
   httpPort: number;
-  /** WebTransport (HTTP/3, UDP) port. Default 4433; 0 = any; -1 disables WebTransport. */
+  /** WebTransport (HTTP/3, UDP) port. Default 4433; 0 = any; -1 disables WebTransport, like `webTransport: false`. */
   wtPort: number;
+  /**
+   * Serve WebTransport (through the native addon). false (`--no-webtransport`,
+   * RICOCHET_RELAY_WEBTRANSPORT=false) runs WebSocket-only on purpose. When
+   * true but no addon loads, the relay warns once and runs WebSocket-only.
+   * Default true.
+   */
+  webTransport: boolean;
   /**
    * HMAC-SHA256 secret for connect tokens: ≥ 32 bytes of randomness. Required,
    * from RICOCHET_RELAY_TOKEN_SECRET, `--token-secret-file` or a config
@@ -100,6 +107,7 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   host: '127.0.0.1',
   httpPort: 8080,
   wtPort: 4433,
+  webTransport: true,
   allowBackends: [],
   maxSessions: 10_000,
   handshakeTimeoutMs: 5_000,
@@ -155,6 +163,7 @@ export function validate(o: RelayOptions): RelayOptions {
     const v = o[k];
     if (!Number.isInteger(v) || v < min || v > max) fail(`${k} must be an integer in ${min}..${max}, got ${String(v)}`);
   }
+  if (typeof o.webTransport !== 'boolean') fail(`webTransport must be true or false, got ${JSON.stringify(o.webTransport)}`);
   if (o.production && (o.testControl || o.impairment)) fail('testControl and impairment are refused in production mode');
   if (o.impairment !== undefined && !(NETWORK_PROFILES as readonly string[]).includes(o.impairment))
     fail(`impairment must be one of ${NETWORK_PROFILES.join(', ')}, got ${JSON.stringify(o.impairment)}`);
@@ -178,7 +187,10 @@ function weakSecret(secret: unknown): string | null {
 const STRING_OPTIONS = ['tokenSecret', 'tokenSecretFile', 'certFile', 'keyFile', 'impairment'] as const;
 /** Options that are never command-line flags. */
 const NOT_FLAGS = new Set<string>(['tokenSecret']);
-const envName = (k: string) => `RICOCHET_RELAY_${k.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+/** "WebTransport" is one word in flag and variable names: --no-webtransport, RICOCHET_RELAY_WEBTRANSPORT. */
+const words = (k: string) => k.replace(/([wW])ebTransport/, '$1ebtransport');
+const envName = (k: string) => `RICOCHET_RELAY_${words(k).replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+const kebab = (k: string) => words(k).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 function coerce(key: keyof RelayOptions, raw: string): unknown {
   const sample = (DEFAULTS as Record<string, unknown>)[key];
@@ -188,23 +200,44 @@ function coerce(key: keyof RelayOptions, raw: string): unknown {
   return raw;
 }
 
+/**
+ * parseArgs reads a negative number after a string flag (`--wt-port -1`) as
+ * an unknown option: join it to its flag (`--wt-port=-1`).
+ */
+function joinNegativeNumbers(argv: string[], flags: Record<string, { type: 'string' | 'boolean' }>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    if (a.startsWith('--') && flags[a.slice(2)]?.type === 'string' && next !== undefined && /^-\d+$/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** Options from argv (flags named like the fields, kebab-case) over env over file over defaults. */
 export function loadOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): RelayOptions {
   if (argv.some((a) => a === '--token-secret' || a.startsWith('--token-secret=')))
     throw new TypeError('relay options: --token-secret is refused (any local user can read a command line); set RICOCHET_RELAY_TOKEN_SECRET or --token-secret-file');
   const flags: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
-  const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
   const keys = [...Object.keys(DEFAULTS), ...STRING_OPTIONS] as (keyof RelayOptions)[];
   for (const k of keys) {
-    if (!NOT_FLAGS.has(k)) flags[kebab(k)] = { type: typeof (DEFAULTS as Record<string, unknown>)[k] === 'boolean' ? 'boolean' : 'string' };
+    if (NOT_FLAGS.has(k)) continue;
+    const boolean = typeof (DEFAULTS as Record<string, unknown>)[k] === 'boolean';
+    flags[kebab(k)] = { type: boolean ? 'boolean' : 'string' };
+    // Node 20's parseArgs has no negation: `--no-<flag>` is declared as a flag of its own.
+    if (boolean) flags[`no-${kebab(k)}`] = { type: 'boolean' };
   }
-  const { values } = parseArgs({ args: argv, options: flags, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args: joinNegativeNumbers(argv, flags), options: flags, strict: true, allowPositionals: false });
   let o: Record<string, unknown> = { ...DEFAULTS };
   if (typeof values.config === 'string') o = { ...o, ...JSON.parse(readFileSync(values.config, 'utf8')) };
   for (const k of keys) if (env[envName(k)] !== undefined) o[k] = coerce(k, env[envName(k)]!);
   for (const k of keys) {
     const v = values[kebab(k)];
     if (v !== undefined) o[k] = typeof v === 'string' ? coerce(k, v) : v;
+    if (values[`no-${kebab(k)}`] === true) o[k] = false;
   }
   if (typeof o.tokenSecretFile === 'string') o.tokenSecret = readFileSync(o.tokenSecretFile, 'utf8').trim();
   return validate(o as unknown as RelayOptions);

@@ -17,7 +17,7 @@ import { resumeCandidate } from './resume.js';
 import { Session, type ClientLink, type LinkHandle } from './session.js';
 import { TokenError, checkTimes, verifyTokenSignature, type TokenClaims, type TokenTimePolicy } from './token.js';
 import { WsListener } from './ws-listener.js';
-import { WtListener } from './wt-listener.js';
+import { WtListener, loadAddon } from './wt-listener.js';
 
 /** Plain HTTP requests (health checks, scrapes) per client address per second, bursts of twice that. */
 const REQUESTS_PER_SECOND = 20;
@@ -30,6 +30,8 @@ export interface RelayAddresses {
   webSocketUrl: string;
   webTransportUrl: string | null;
   certHashes: string[];
+  /** Why WebTransport is off: 'disabled' on purpose, or 'unavailable' (no addon loaded); null when it is served. */
+  webTransportOff: 'disabled' | 'unavailable' | null;
   /** The separate metrics listener's port, if one is configured. */
   metricsPort: number | null;
 }
@@ -56,6 +58,7 @@ export class Relay {
   private metricsListener: MetricsListener | null = null;
   private ws: WsListener | null = null;
   private wt: WtListener | null = null;
+  private webTransportOff: RelayAddresses['webTransportOff'] = null;
   private draining = false;
   private impairment: ImpairmentSpec | null;
 
@@ -124,13 +127,29 @@ export class Relay {
         health: () => this.health(),
       });
     }
-    if (o.wtPort >= 0) {
-      this.wt = new WtListener(this, o.certFile && o.keyFile ? { certFile: o.certFile, keyFile: o.keyFile, reloadMs: o.certReloadMs } : null);
-      await this.wt.start();
-    }
+    await this.startWebTransport();
     const a = this.addresses();
     this.log.info({ ...a }, 'relay listening');
     return a;
+  }
+
+  /** WebTransport if enabled and the addon loads; otherwise WebSocket-only, said once in the log. */
+  private async startWebTransport(): Promise<void> {
+    const o = this.options;
+    if (!o.webTransport || o.wtPort < 0) {
+      this.webTransportOff = 'disabled';
+      const how = o.webTransport ? 'wtPort -1' : '--no-webtransport or RICOCHET_RELAY_WEBTRANSPORT=false';
+      this.log.info(`webtransport disabled on purpose (${how}); serving WebSocket only`);
+      return;
+    }
+    const addon = await loadAddon();
+    if (!addon.Ctor) {
+      this.webTransportOff = 'unavailable';
+      this.log.warn(addon.problem);
+      return;
+    }
+    this.wt = new WtListener(this, o.certFile && o.keyFile ? { certFile: o.certFile, keyFile: o.keyFile, reloadMs: o.certReloadMs } : null, addon.Ctor);
+    await this.wt.start();
   }
 
   /** An HTTP server with short head and request deadlines that answers malformed requests with a status, never a throw. */
@@ -197,6 +216,7 @@ export class Relay {
       webSocketUrl: `ws://${host}:${httpPort}/ricochet`,
       webTransportUrl: this.wt ? `https://${host}:${this.wt.port}/ricochet` : null,
       certHashes: this.wt?.certificate.certHashes ?? [],
+      webTransportOff: this.webTransportOff,
       metricsPort: (this.metricsListener?.server.address() as { port: number } | null)?.port ?? null,
     };
   }
@@ -322,7 +342,14 @@ export class Relay {
     }
     if (path === '/cert-hash' && !this.options.production) {
       const a = this.addresses();
-      return json(200, { certHashes: a.certHashes, validUntilMs: this.wt?.certificate.validUntilMs ?? null, webTransportUrl: a.webTransportUrl, webSocketUrl: a.webSocketUrl });
+      // Without WebTransport: no URL and no hashes, and why; clients fall back to WebSocket.
+      return json(200, {
+        certHashes: a.certHashes,
+        validUntilMs: this.wt?.certificate.validUntilMs ?? null,
+        webTransportUrl: a.webTransportUrl,
+        webSocketUrl: a.webSocketUrl,
+        webTransport: this.wt ? 'available' : a.webTransportOff,
+      });
     }
     json(404, { error: 'not found' });
   }

@@ -36,11 +36,37 @@ interface WtServerOptions {
 
 type WtServerCtor = new (o: WtServerOptions) => WtServerLike;
 
-/** The addon's ESM loader, found at run time next to src/ or dist/. */
-async function loadAddon(): Promise<WtServerCtor> {
-  const url = new URL('../native/index.js', import.meta.url).href;
-  const mod = (await import(url)) as { WtServer: WtServerCtor };
-  return mod.WtServer;
+interface AddonModule {
+  WtServer: WtServerCtor;
+  available: boolean;
+  loadError: Error | null;
+  addonPackage: string;
+}
+
+export type AddonLoad = { Ctor: WtServerCtor; problem: null } | { Ctor: null; problem: string };
+
+/**
+ * The addon's ESM loader, found at run time next to src/ or dist/. Never
+ * throws: without an addon it says why and how to fix it, so the relay can
+ * run WebSocket-only.
+ */
+export async function loadAddon(url = new URL('../native/index.js', import.meta.url).href): Promise<AddonLoad> {
+  const off = (why: string, pkg = '@ricochet/relay-<platform>'): AddonLoad => ({
+    Ctor: null,
+    problem:
+      `WebTransport is off on ${process.platform}-${process.arch}: ${why}. ` +
+      `Fix: npm install ${pkg} (npm skips optional dependencies with --omit=optional or on an unsupported platform), ` +
+      'or set RICOCHET_RELAY_ADDON to a built ricochet_relay_wt.node; or pass --no-webtransport to run WebSocket-only on purpose. ' +
+      'Clients fall back to WebSocket.',
+  });
+  let mod: AddonModule;
+  try {
+    mod = (await import(url)) as AddonModule;
+  } catch (e) {
+    return off(`the addon loader ${url} failed: ${(e as Error).message}`);
+  }
+  if (mod.available) return { Ctor: mod.WtServer, problem: null };
+  return off(mod.loadError?.message ?? 'no WebTransport addon could be loaded', mod.addonPackage);
 }
 
 /**
@@ -73,10 +99,11 @@ export class WtListener {
   constructor(
     private readonly relay: Relay,
     private readonly files: CertFiles | null,
+    private readonly Ctor: WtServerCtor,
   ) {}
 
   async start(): Promise<void> {
-    const Ctor = await loadAddon();
+    const Ctor = this.Ctor;
     const o = this.relay.options;
     const pems = this.files ? await this.readFiles() : {};
     // Every callback is guarded: a throw inside one would end the process (napi).

@@ -57,4 +57,29 @@ describe('relay options', () => {
     expect(backendAllowed(['127.0.0.1:*'], '127.0.0.1:9')).toBe(true);
     expect(backendAllowed(['127.0.0.1:*'], '127.0.0.2:9')).toBe(false);
   });
+
+  it('serves WebTransport by default; --no-webtransport, RICOCHET_RELAY_WEBTRANSPORT=false or the config file turn it off', () => {
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
+    expect(loadOptions([], env).webTransport).toBe(true);
+    expect(loadOptions(['--no-webtransport'], env).webTransport).toBe(false);
+    expect(loadOptions([], { ...env, RICOCHET_RELAY_WEBTRANSPORT: 'false' }).webTransport).toBe(false);
+    expect(loadOptions(['--webtransport'], { ...env, RICOCHET_RELAY_WEBTRANSPORT: 'false' }).webTransport).toBe(true);
+    const file = join(mkdtempSync(join(tmpdir(), 'relay-')), 'relay.json');
+    writeFileSync(file, JSON.stringify({ webTransport: false }));
+    expect(loadOptions(['--config', file], env).webTransport).toBe(false);
+    writeFileSync(file, JSON.stringify({ webTransport: 'no' }));
+    expect(() => loadOptions(['--config', file], env)).toThrowError(/webTransport must be true or false/);
+  });
+
+  it('negates any boolean flag with --no-, and refuses --no- on a flag that takes a value', () => {
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET, RICOCHET_RELAY_PRODUCTION: 'true' };
+    expect(loadOptions(['--no-production'], env).production).toBe(false);
+    expect(() => loadOptions(['--no-wt-port'], env)).toThrowError(/--no-wt-port/);
+  });
+
+  it('takes a negative number after a flag: --wt-port -1 and --metrics-port -1', () => {
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
+    expect(loadOptions(['--wt-port', '-1', '--metrics-port', '-1', '--http-port', '0'], env)).toMatchObject({ wtPort: -1, metricsPort: -1, httpPort: 0 });
+    expect(() => loadOptions(['--wt-port', '-2'], env)).toThrowError(/wtPort must be an integer in -1\.\.65535, got -2/);
+  });
 });
