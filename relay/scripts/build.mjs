@@ -18,7 +18,9 @@ if (!process.argv.includes('--force') && existsSync(out) && statSync(out).mtimeM
   console.log('[relay build] up to date');
   process.exit(0);
 }
-const common = { bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', sourcemap: true, logLevel: 'warning' };
+const common = { bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external',
+  // Maps for stack traces (node --enable-source-maps) without the sources themselves: the package ships dist only.
+  sourcemap: true, sourcesContent: false, logLevel: 'warning' };
 await Promise.all([
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'cli.ts')], outfile: out, banner: { js: '#!/usr/bin/env node' } }),
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'index.ts')], outfile: join(RELAY, 'dist', 'index.js') }),

@@ -9,7 +9,7 @@ export { Connection, connect } from './connection.js';
 export type { CloseEvent, ConnectionEvents, ConnectionState, MessageEvent } from './connection.js';
 export { Server, relayAttestKey } from './server.js';
 export type { ConnectRequest, Peer, RelayClaims, ServerEvents, ServerOptions } from './server.js';
-export type { ChannelKind, ChannelOptions, CongestionControl, ConnectionOptions, FecPreset } from './options.js';
+export type { ChannelKind, ChannelOptions, CongestionControl, ConnectionOptions, FecPreset, ResolvedChannel } from './options.js';
 export type { ReconnectFn, ReconnectInfo, ResumeOptions } from './resume.js';
 export { RicochetError, ERROR_CODES } from './errors.js';
 export type { ErrorCode } from './errors.js';

@@ -12,10 +12,11 @@ export interface LoopbackOptions {
   maxDatagramSize?: number;
 }
 
-class LoopbackEnd implements Transport {
+/** One end of an in-memory link through the simulator; made in pairs by {@link loopbackPair}. */
+export class LoopbackTransport implements Transport {
   readonly kind = 'loopback';
   readonly maxDatagramSize: number;
-  peer: LoopbackEnd | null = null;
+  peer: LoopbackTransport | null = null;
   private handler: ((d: Uint8Array) => void) | null = null;
   private closeHandler: ((reason: string) => void) | null = null;
   private closed = false;
@@ -94,7 +95,6 @@ class LoopbackEnd implements Transport {
   }
 }
 
-export type LoopbackTransport = LoopbackEnd;
 
 /** Two connected transports: `client` and `server` ends. */
 export function loopbackPair(options: LoopbackOptions = {}): { client: LoopbackTransport; server: LoopbackTransport } {
@@ -111,8 +111,8 @@ export function loopbackPair(options: LoopbackOptions = {}): { client: LoopbackT
     up = SimLink.custom(net.up, seed);
     down = SimLink.custom(net.down, seed + 1);
   }
-  const client = new LoopbackEnd(max, up, clock);
-  const server = new LoopbackEnd(max, down, clock);
+  const client = new LoopbackTransport(max, up, clock);
+  const server = new LoopbackTransport(max, down, clock);
   client.peer = server;
   server.peer = client;
   return { client, server };

@@ -126,7 +126,7 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Binds a server to `bind_addr` ("127.0.0.1:4433", "[::]:0", ...) with the
+ * Binds a server to `bind_addr` (`"127.0.0.1:4433"`, `"[::]:0"`, ...) with the
  * default configuration. `accept_all` accepts every connect request (the
  * `ConnectRequest` event is still reported). Returns null on failure.
  *

@@ -115,7 +115,7 @@ unsafe fn str_arg<'a>(s: *const c_char) -> Option<&'a str> {
     CStr::from_ptr(s).to_str().ok()
 }
 
-/// Binds a server to `bind_addr` ("127.0.0.1:4433", "[::]:0", ...) with the
+/// Binds a server to `bind_addr` (`"127.0.0.1:4433"`, `"[::]:0"`, ...) with the
 /// default configuration. `accept_all` accepts every connect request (the
 /// `ConnectRequest` event is still reported). Returns null on failure.
 ///
