@@ -61,6 +61,8 @@ async function main() {
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
   await step('build relay', () => buildRelay());
   await step('type-check relay and e2e (tsc)', () => typecheck(['relay', 'e2e']));
+  // TSDoc and rustdoc with warnings as errors: every exported type is documented and every link resolves.
+  await step('API reference (typedoc, rustdoc)', () => exec(process.execPath, [join(ROOT, 'scripts', 'docs.mjs'), '--check']));
   await step('relay tests (vitest)', () => vitestIn('relay'));
   await step('webtransport addon tests (node --test)', () =>
     exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
@@ -94,6 +96,10 @@ async function main() {
     }),
   );
   await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
+  // npm pack → install into fresh Vite / webpack / esbuild / Node / tsc consumers → run in Chromium against the relay CLI from its tarball.
+  await step('packaging: tarballs installed into fixture apps, built and run in chromium (node --test)', () =>
+    exec(process.execPath, ['--test', join(ROOT, 'packaging')], { onLine: countNodeTests }),
+  );
   // Scenario S4, bounded: its checks (nothing lost or misordered, memory flat) count as tests.
   await step('soak S4, 2 minutes (chromium over WebTransport and WebSocket, relay impairment)', async () => {
     await exec(process.execPath, ['--test', join(ROOT, 'bench', 'soak')], { onLine: countNodeTests });
