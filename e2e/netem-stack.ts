@@ -9,7 +9,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chromium, type Browser } from '@playwright/test';
+import type { Browser } from '@playwright/test';
+import { CHROMIUM, FIREFOX, launch, type BrowserName } from './browsers.js';
 import { mintToken } from '@ricochet/relay';
 import { ECHO_BIN, ROOT, SECRET } from './stack.js';
 
@@ -61,6 +62,7 @@ export interface BackendOptions {
 const LAB_MODULE = join(ROOT, 'netem', 'lab.mjs');
 const RELAY_CLI = join(ROOT, 'relay', 'dist', 'cli.js');
 const STATIC_SERVER = join(ROOT, 'e2e', 'netem-static.mjs');
+const FIREFOX_IN_NETNS = join(ROOT, 'e2e', 'firefox-in-netns.mjs');
 
 export async function createLab(o: LabOptions): Promise<Lab> {
   // A computed specifier: lab.mjs has no type declarations.
@@ -108,8 +110,12 @@ export interface NetemStack {
   token(): string;
   /** Datagrams the relay forwarded so far, per direction, for one transport (from its /metrics, read inside B). */
   relayDatagrams(transport: 'webtransport' | 'websocket'): Promise<{ toBackend: number; toClient: number }>;
-  /** Headless Chromium inside namespace A (Playwright's pipe survives `ip netns exec`). */
-  launchBrowser(args?: string[]): Promise<Browser>;
+  /**
+   * Headless Chromium or Firefox inside namespace A. Chromium is driven over
+   * a pipe, which survives `ip netns exec`; Firefox over WebDriver BiDi, whose
+   * WebSocket firefox-in-netns.mjs forwards out of A.
+   */
+  launchBrowser(browser?: BrowserName): Promise<Browser>;
   stop(): Promise<void>;
 }
 
@@ -151,10 +157,12 @@ export async function startNetemStack(o: LabOptions & { backend?: BackendOptions
     for (const c of [echo, relay, web]) c.stdout!.resume();
     const pageOrigin = `http://${lab.addrB}:${webPort}`;
     const relayHttp = `http://${lab.addrB}:${relayInfo.httpPort}`;
-    const wrapper = join(tmp, 'chromium-in-netns.sh');
-    const chromiumBin = process.env.RICOCHET_CHROMIUM ?? '/usr/bin/chromium';
-    writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec '${lab.nsA}' '${chromiumBin}' "$@"\n`);
-    chmodSync(wrapper, 0o755);
+    const chromiumWrapper = join(tmp, 'chromium-in-netns.sh');
+    writeFileSync(chromiumWrapper, `#!/bin/sh\nexec ip netns exec '${lab.nsA}' '${CHROMIUM}' "$@"\n`);
+    chmodSync(chromiumWrapper, 0o755);
+    const firefoxWrapper = join(tmp, 'firefox-in-netns.sh');
+    writeFileSync(firefoxWrapper, `#!/bin/sh\nexec '${process.execPath}' '${FIREFOX_IN_NETNS}' '${lab.nsA}' '${FIREFOX}' "$@"\n`);
+    chmodSync(firefoxWrapper, 0o755);
     return {
       lab,
       backendProc: echo,
@@ -171,12 +179,13 @@ export async function startNetemStack(o: LabOptions & { backend?: BackendOptions
         const count = (direction: string) => Number(text.match(new RegExp(`ricochet_relay_datagrams_total\\{direction="${direction}",transport="${transport}"\\} (\\d+)`))?.[1] ?? 0);
         return { toBackend: count('to_backend'), toClient: count('to_client') };
       },
-      async launchBrowser(args: string[] = []) {
-        const b = await chromium.launch({
-          executablePath: wrapper,
-          // Not localhost, so not a secure context by default: WebTransport needs one.
-          args: [...args, `--unsafely-treat-insecure-origin-as-secure=${pageOrigin},${relayHttp},ws://${lab.addrB}:${relayInfo.httpPort}`],
-        });
+      async launchBrowser(browser: BrowserName = 'chromium') {
+        // Not localhost, so not a secure context by default: WebTransport needs one.
+        const insecureAsSecure = [pageOrigin, relayHttp, `ws://${lab.addrB}:${relayInfo.httpPort}`];
+        const b =
+          browser === 'firefox'
+            ? await launch('firefox', { executablePath: firefoxWrapper, firefoxPrefs: { 'dom.securecontext.allowlist': lab.addrB } })
+            : await launch('chromium', { executablePath: chromiumWrapper, chromiumArgs: [`--unsafely-treat-insecure-origin-as-secure=${insecureAsSecure.join(',')}`] });
         browsers.push(b);
         return b;
       },

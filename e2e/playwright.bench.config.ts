@@ -2,7 +2,8 @@
 // Run by hand: RICOCHET_S1_CELLS=s1_5pct RICOCHET_S1_COUNT=600 npx playwright test -c playwright.bench.config.ts
 import base from './playwright.config.js';
 import { defineConfig } from '@playwright/test';
+import { PROJECT_USE } from './browsers.js';
 
-// One project of its own: the base config's projects (loopback, netem) would
-// otherwise replace this testDir and run the whole e2e suite instead.
-export default defineConfig({ ...base, timeout: 600_000, projects: [{ name: 'bench', testDir: './bench-specs' }] });
+// One project of its own: the base config's projects would otherwise replace
+// this testDir and run the whole e2e suite instead. Chromium, as before.
+export default defineConfig({ ...base, timeout: 600_000, projects: [{ name: 'bench', testDir: './bench-specs', use: PROJECT_USE.chromium }] });

@@ -1,22 +1,22 @@
-// Browser tests in Debian's Chromium (Playwright cannot download its own here).
-// Two projects: `loopback` (specs/, everything on 127.0.0.1) and `netem`
-// (netem-specs/, across the user-space impaired link; needs root, else skipped).
+// Browser tests in Debian's Chromium and Debian's Firefox ESR (Playwright
+// cannot download its own browsers here; see browsers.ts for how each is
+// driven). Four projects: `<browser>-loopback` (specs/, everything on
+// 127.0.0.1) and `<browser>-netem` (netem-specs/, across the user-space
+// impaired link; needs root, else skipped). Browser-specific launch options
+// live in the projects, so a spec that launches its own browser (netem) reads
+// them from `testInfo.project.use`.
 import { defineConfig } from '@playwright/test';
+import { PROJECT_USE } from './browsers.js';
 
 export default defineConfig({
   timeout: 120_000,
   workers: 1,
   reporter: [['list']],
   outputDir: '../results/e2e',
-  use: {
-    launchOptions: {
-      executablePath: process.env.RICOCHET_CHROMIUM ?? '/usr/bin/chromium',
-      // Never --disable-quic: WebTransport needs QUIC.
-      args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    },
-  },
   projects: [
-    { name: 'loopback', testDir: './specs' },
-    { name: 'netem', testDir: './netem-specs', timeout: 180_000 },
+    { name: 'chromium-loopback', testDir: './specs', use: PROJECT_USE.chromium },
+    { name: 'firefox-loopback', testDir: './specs', use: PROJECT_USE.firefox },
+    { name: 'chromium-netem', testDir: './netem-specs', timeout: 180_000, use: PROJECT_USE.chromium },
+    { name: 'firefox-netem', testDir: './netem-specs', timeout: 180_000, use: PROJECT_USE.firefox },
   ],
 });

@@ -5,7 +5,7 @@
 //   - Rust target wasm32-unknown-unknown                 (rustup target add)
 //   - wasm-bindgen-cli, same version as the crate pin    (cargo install, cached)
 //   - npm dependencies of the workspace                  (npm install)
-//   - Debian's chromium for the browser tests            (apt-get, as root)
+//   - Debian's chromium and firefox-esr, browser tests   (apt-get, as root)
 //   - wasm-opt: npm package `binaryen` (a root devDependency, so npm install
 //     brings it). Not Debian's binaryen 108: it corrupts wasm-bindgen 0.2.130
 //     output (writes the __wbindgen_externrefs table export with the index of
@@ -194,26 +194,30 @@ function workspaceManifests() {
 
 /** Path of the Chromium the browser tests drive. */
 export const CHROMIUM = process.env.RICOCHET_CHROMIUM || '/usr/bin/chromium';
+/** Path of the Firefox the browser tests drive (over WebDriver BiDi; see e2e/browsers.ts). */
+export const FIREFOX = process.env.RICOCHET_FIREFOX || '/usr/bin/firefox-esr';
 
 /**
- * Debian's chromium (Playwright's own browser downloads cannot reach their
- * hosts here). Needs root and apt; elsewhere point RICOCHET_CHROMIUM at one.
+ * A browser from Debian (Playwright's own browser downloads cannot reach
+ * their hosts here), installed when `path` is missing. Needs root and apt;
+ * elsewhere point `envVar` at one.
  */
-function ensureChromium() {
-  if (existsSync(CHROMIUM)) return;
+function ensureDebianBrowser(path, pkg, envVar) {
+  if (existsSync(path)) return;
   if (!findOnPath('apt-get') || process.getuid?.() !== 0) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) or set RICOCHET_CHROMIUM`);
+    throw new Error(`${path} is missing: install Debian's ${pkg} (apt-get install ${pkg}) or set ${envVar}`);
   }
-  log('installing Debian chromium for the browser tests (one-time)');
+  log(`installing Debian ${pkg} for the browser tests (one-time)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update'], { env });
   try {
-    run('apt-get', ['install', '-y', 'chromium'], { env });
+    run('apt-get', ['install', '-y', pkg], { env });
   } catch {
     // A half-configured package set (e.g. unmet perl deps) blocks installs until fixed.
     run('apt-get', ['-y', '-f', 'install'], { env });
-    run('apt-get', ['install', '-y', 'chromium'], { env });
+    run('apt-get', ['install', '-y', pkg], { env });
   }
+  if (!existsSync(path)) throw new Error(`apt-get installed ${pkg} but ${path} is missing`);
 }
 
 /** Ensures every tool and dependency is present; prints only what it installs. */
@@ -222,7 +226,10 @@ export function setup({ browser = true } = {}) {
   ensureWasmBindgen();
   ensureNpmDeps();
   ensureWasmOpt();
-  if (browser) ensureChromium();
+  if (browser) {
+    ensureDebianBrowser(CHROMIUM, 'chromium', 'RICOCHET_CHROMIUM');
+    ensureDebianBrowser(FIREFOX, 'firefox-esr', 'RICOCHET_FIREFOX');
+  }
 }
 
 /** True when the module is the script node was started with. */

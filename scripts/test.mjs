@@ -95,23 +95,26 @@ async function main() {
       },
     }),
   );
-  await step('browser tests (playwright, chromium: loopback, and across the emulated link)', () => playwright());
+  // Four projects: chromium-loopback, firefox-loopback, chromium-netem, firefox-netem (e2e/playwright.config.ts).
+  await step('browser tests (playwright, chromium and firefox: loopback, and across the emulated link)', () => playwright());
   // npm pack → install into fresh Vite / webpack / esbuild / Node / tsc consumers → run in Chromium against the relay CLI from its tarball.
   await step('packaging: tarballs installed into fixture apps, built and run in chromium (node --test)', () =>
     exec(process.execPath, ['--test', join(ROOT, 'packaging')], { onLine: countNodeTests }),
   );
   // Scenario S4, bounded: its checks (nothing lost or misordered, memory flat) count as tests.
-  await step('soak S4, 2 minutes (chromium over WebTransport and WebSocket, relay impairment)', async () => {
+  await step('soak S4, 2 minutes each in chromium and firefox (WebTransport and WebSocket, relay impairment)', async () => {
     await exec(process.execPath, ['--test', join(ROOT, 'bench', 'soak')], { onLine: countNodeTests });
-    await exec(process.execPath, [join(ROOT, 'bench', 'soak', 'soak.mjs'), '--minutes', process.env.RICOCHET_SOAK_MINUTES ?? '2'], {
-      onLine: (line) => {
-        const m = line.match(/^(\d+) passed, (\d+) failed$/);
-        if (m) {
-          totals.passed += +m[1];
-          totals.failed += +m[2];
-        }
-      },
-    });
+    for (const browser of ['chromium', 'firefox']) {
+      await exec(process.execPath, [join(ROOT, 'bench', 'soak', 'soak.mjs'), '--minutes', process.env.RICOCHET_SOAK_MINUTES ?? '2', '--browser', browser], {
+        onLine: (line) => {
+          const m = line.match(/^(\d+) passed, (\d+) failed$/);
+          if (m) {
+            totals.passed += +m[1];
+            totals.failed += +m[2];
+          }
+        },
+      });
+    }
   });
 }
 

@@ -60,18 +60,18 @@ function timelineTable(r) {
   const step = Math.max(1, Math.ceil(r.samples.length / 12));
   const picked = r.samples.filter((_, i) => i % step === 0 || i === r.samples.length - 1);
   for (const s of picked) {
-    const cells = [s.t.toFixed(0), ...transports.flatMap((t) => [mib(s.pages[t].jsHeapUsed), mib(s.pages[t].wasmMemory)]), mib(s.relay.heapUsed), mib(s.relay.rss), mib(s.echo.rss)];
+    const cells = [s.t.toFixed(0), ...transports.flatMap((t) => [s.pages[t].jsHeapUsed === null ? '–' : mib(s.pages[t].jsHeapUsed), mib(s.pages[t].wasmMemory)]), mib(s.relay.heapUsed), mib(s.relay.rss), mib(s.echo.rss)];
     rows.push(`| ${cells.join(' | ')} |`);
   }
-  return `${rows.join('\n')}\n\n(MiB; page JS heap = V8 heap used + ArrayBuffer backing stores after a CDP HeapProfiler.collectGarbage; relay heap = V8 heap used + external after two gc() calls)`;
+  return `${rows.join('\n')}\n\n(MiB; page JS heap = V8 heap used + ArrayBuffer backing stores after a CDP HeapProfiler.collectGarbage, – in Firefox: no CDP; relay heap = V8 heap used + external after two gc() calls)`;
 }
 
 export function renderMarkdown(r) {
   const o = r.options;
   return [
-    `## S4 soak: ${o.minutes} min, relay impairment \`${o.profile}\` both ways, FEC \`${o.fec}\`, seed ${o.seed}`,
+    `## S4 soak (${o.browser ?? 'chromium'}): ${o.minutes} min, relay impairment \`${o.profile}\` both ways, FEC \`${o.fec}\`, seed ${o.seed}`,
     '',
-    'Chromium pages (one WebTransport, one WebSocket, concurrently) → relay → native echo server. Per 60 Hz tick: one reliable-ordered message (32–431 B); on 10 % of ticks a 6 KB reliable-ordered message on a second channel (fragmented); on 10 % an unreliable-sequenced one. Every payload self-checking; "lost" = reliable messages never echoed after the drain.',
+    `${o.browser === 'firefox' ? 'Firefox' : 'Chromium'} pages (one WebTransport, one WebSocket, concurrently) → relay → native echo server. Per 60 Hz tick: one reliable-ordered message (32–431 B); on 10 % of ticks a 6 KB reliable-ordered message on a second channel (fragmented); on 10 % an unreliable-sequenced one. Every payload self-checking; "lost" = reliable messages never echoed after the drain.`,
     '',
     trafficTable(r),
     '',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Scenario S4, the soak: Chromium → relay (impaired both ways) → native echo
+// Scenario S4, the soak: Chromium or Firefox → relay (impaired both ways) → native echo
 // server, a WebTransport page and a WebSocket page at once, every feature on
 // (FEC, coalescing, fragmentation, three channels). Every echoed payload is
 // checked; memory is sampled after forced GCs; the verdict is a list of
@@ -7,13 +7,17 @@
 //
 //   node bench/soak/soak.mjs [--minutes 2] [--profile mobile_lossy] [--fec balanced]
 //                            [--sample-seconds 5] [--seed 1] [--drain-seconds 30]
+//                            [--browser chromium|firefox]
+// Firefox has no CDP: its pages' JS heap is not sampled (no forced GC or heap
+// figure reachable over WebDriver BiDi); their wasm memory, the relay and the
+// echo server are judged as in Chromium.
 // `npm run soak -- --minutes N` builds first (scripts/soak.mjs), then runs this.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeRule, judgeFlat, procStatus, rssBytes } from './memory.mjs';
 import { renderMarkdown } from './report.mjs';
-import { ROOT, launchChromium, startEcho, startPages, startRelay } from './stack.mjs';
+import { ROOT, launchBrowser, startEcho, startPages, startRelay } from './stack.mjs';
 
 const TRANSPORTS = ['webtransport', 'websocket'];
 const MiB = 1 << 20;
@@ -38,6 +42,7 @@ function options(argv) {
       'sample-seconds': { type: 'string', default: '5' },
       seed: { type: 'string', default: '1' },
       'drain-seconds': { type: 'string', default: '30' },
+      browser: { type: 'string', default: 'chromium' },
     },
   });
   const o = {
@@ -47,7 +52,9 @@ function options(argv) {
     sampleSeconds: Number(values['sample-seconds']),
     seed: Number(values.seed),
     drainSeconds: Number(values['drain-seconds']),
+    browser: values.browser,
   };
+  if (o.browser !== 'chromium' && o.browser !== 'firefox') throw new Error('--browser must be chromium or firefox');
   if (!(o.minutes > 0) || !(o.sampleSeconds > 0) || !Number.isInteger(o.seed) || !(o.drainSeconds > 0)) {
     throw new Error('--minutes, --sample-seconds and --drain-seconds must be positive numbers, --seed an integer');
   }
@@ -59,20 +66,21 @@ function options(argv) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** One page per transport, each in its own browser context (its own renderer and heap). */
-async function openPage(browser, pagesUrl, transport, errors) {
+async function openPage(browser, browserName, pagesUrl, transport, errors) {
   const context = await browser.newContext();
   const page = await context.newPage();
   page.on('pageerror', (e) => errors.push(`${transport}: ${e.message}`));
   page.on('console', (m) => m.type() === 'error' && errors.push(`${transport} console: ${m.text()}`));
   await page.goto(pagesUrl);
   await page.waitForFunction(() => 'ricochetSoak' in window);
-  const cdp = await context.newCDPSession(page);
+  const cdp = browserName === 'chromium' ? await context.newCDPSession(page) : null;
   return {
     transport,
     page,
     context,
-    /** Page JS heap and ArrayBuffer backing stores (where leaked payloads would live) after a full GC (CDP). */
+    /** Page JS heap and ArrayBuffer backing stores (where leaked payloads would live) after a full GC (CDP; null in Firefox). */
     async heap() {
+      if (!cdp) return null;
       const t0 = performance.now();
       await cdp.send('HeapProfiler.collectGarbage');
       const gcMs = performance.now() - t0;
@@ -88,7 +96,7 @@ async function takeSample(t0, pages, relay, echo) {
   for (const p of pages) {
     const heap = await p.heap();
     const snap = await p.snapshot();
-    sample.pages[p.transport] = { jsHeapUsed: heap.usedSize + heap.backingStorageSize, backingStorage: heap.backingStorageSize, gcMs: heap.gcMs, wasmMemory: snap.wasmMemoryBytes, snapshot: snap };
+    sample.pages[p.transport] = { jsHeapUsed: heap ? heap.usedSize + heap.backingStorageSize : null, backingStorage: heap?.backingStorageSize ?? null, gcMs: heap?.gcMs ?? null, wasmMemory: snap.wasmMemoryBytes, snapshot: snap };
   }
   const r = await relay.sample();
   const relayProc = procStatus(relay.pid);
@@ -103,7 +111,7 @@ function progressLine(s) {
   const pages = TRANSPORTS.map((k) => {
     const p = s.pages[k];
     const c = p.snapshot.channels;
-    return `${k} ${c[0].delivered}/${c[0].sent} tick, ${c[1].delivered}/${c[1].sent} bulk, heap ${mb(p.jsHeapUsed)} MiB`;
+    return `${k} ${c[0].delivered}/${c[0].sent} tick, ${c[1].delivered}/${c[1].sent} bulk, ${p.jsHeapUsed === null ? `wasm ${mb(p.wasmMemory)}` : `heap ${mb(p.jsHeapUsed)}`} MiB`;
   });
   return `[soak] ${s.t.toFixed(0).padStart(5)} s | ${pages.join(' | ')} | relay heap ${mb(s.relay.heapUsed)} rss ${mb(s.relay.rss)} | echo rss ${mb(s.echo.rss)} MiB`;
 }
@@ -148,7 +156,7 @@ function judgeMemory(o, samples) {
   const out = [];
   const judge = (who, key, get) => out.push({ who, key, label: MEMORY_RULES[key].label, verdict: judgeFlat(series(get), { warmupSeconds: o.warmupSeconds, ...MEMORY_RULES[key] }) });
   for (const t of TRANSPORTS) {
-    judge(`${t} page`, 'pageJsHeap', (s) => s.pages[t].jsHeapUsed);
+    if (o.browser === 'chromium') judge(`${t} page`, 'pageJsHeap', (s) => s.pages[t].jsHeapUsed);
     judge(`${t} page`, 'pageWasm', (s) => s.pages[t].wasmMemory);
   }
   judge('relay', 'relayHeap', (s) => s.relay.heapUsed);
@@ -167,12 +175,12 @@ async function runSoak(o) {
     cleanup.push(() => relay.stop());
     const pagesServer = await startPages();
     cleanup.push(() => pagesServer.stop());
-    const browser = await launchChromium();
+    const browser = await launchBrowser(o.browser);
     cleanup.push(() => browser.close());
     const pages = [];
-    for (const t of TRANSPORTS) pages.push(await openPage(browser, pagesServer.url, t, errors));
+    for (const t of TRANSPORTS) pages.push(await openPage(browser, o.browser, pagesServer.url, t, errors));
 
-    console.log(`[soak] ${o.minutes} min, profile ${o.profile} on every relay session both ways, FEC ${o.fec}, seed ${o.seed}; sampling every ${o.sampleSeconds} s`);
+    console.log(`[soak] ${o.browser} ${browser.version()}, ${o.minutes} min, profile ${o.profile} on every relay session both ways, FEC ${o.fec}, seed ${o.seed}; sampling every ${o.sampleSeconds} s`);
     const started = await Promise.all(
       pages.map((p, i) =>
         p.page.evaluate((a) => window.ricochetSoak.start(a), { relayHttp: relay.httpUrl, token: relay.tokens[p.transport], transport: p.transport, fec: o.fec, seed: o.seed + i }),
@@ -225,7 +233,7 @@ async function main() {
   const md = renderMarkdown(result);
   const dir = join(ROOT, 'results', 'soak');
   mkdirSync(dir, { recursive: true });
-  const stamp = result.date.replace(/[:.]/g, '-');
+  const stamp = `${result.date.replace(/[:.]/g, '-')}${o.browser === 'chromium' ? '' : `-${o.browser}`}`;
   writeFileSync(join(dir, `soak-${stamp}.json`), JSON.stringify(result, null, 2));
   writeFileSync(join(dir, `soak-${stamp}.md`), md);
   console.log(`\n${md}`);

@@ -1,6 +1,7 @@
 // The soak's system under test, started for real on 127.0.0.1: the native
 // echo server (UDP), the relay in its own process, the page server, and
-// Debian's Chromium driven by Playwright.
+// Debian's Chromium or Firefox ESR driven by Playwright (launch options as in
+// e2e/browsers.ts: Chromium over CDP, Firefox over WebDriver BiDi).
 import { fork, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,6 +13,7 @@ import { createStaticServer } from '../../e2e/static-server.mjs';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ECHO_BIN = join(ROOT, 'wasm', 'target', 'release', 'examples', 'echo_server');
 const CHROMIUM = process.env.RICOCHET_CHROMIUM ?? '/usr/bin/chromium';
+const FIREFOX = process.env.RICOCHET_FIREFOX ?? '/usr/bin/firefox-esr';
 
 /** Waits for a child's `{"event":"listening"}` JSON line on stdout. */
 function listening(proc, what) {
@@ -92,11 +94,22 @@ export async function startPages() {
   return { url: `http://127.0.0.1:${server.address().port}/soak.html`, stop: () => server.close() };
 }
 
-/** Chromium through the e2e workspace's Playwright (it cannot download its own browser here). */
-export async function launchChromium() {
+/**
+ * Chromium or Firefox through the e2e workspace's Playwright (it cannot
+ * download its own browsers here).
+ */
+export async function launchBrowser(name = 'chromium') {
   const require = createRequire(join(ROOT, 'e2e', 'package.json'));
   const playwright = await import(pathToFileURL(require.resolve('@playwright/test')).href);
-  const { chromium } = playwright.chromium ? playwright : playwright.default; // CommonJS seen from ESM
+  const { chromium, firefox } = playwright.chromium ? playwright : playwright.default; // CommonJS seen from ESM
+  if (name === 'firefox') {
+    return firefox.launch({
+      channel: 'moz-firefox',
+      executablePath: FIREFOX,
+      firefoxUserPrefs: { 'app.update.enabled': false, 'datareporting.policy.dataSubmissionEnabled': false, 'network.captive-portal-service.enabled': false, 'network.connectivity-service.enabled': false },
+    });
+  }
+  if (name !== 'chromium') throw new Error(`unknown browser ${name}: chromium or firefox`);
   return chromium.launch({
     executablePath: CHROMIUM,
     // Never --disable-quic: WebTransport needs QUIC.

@@ -58,7 +58,7 @@ for (const cell of CELLS) {
       });
       const wtPort = stack.relayInfo.wtPort as number;
       await installCounters(stack.lab, [{ ipProto: 'udp', port: wtPort }]);
-      const browser = await stack.launchBrowser(test.info().project.use.launchOptions?.args ?? []);
+      const browser = await stack.launchBrowser('chromium');
       const page = await browser.newPage();
       await page.goto(stack.pageUrl.replace('echo.html', 's1.html'));
       await page.waitForFunction(() => 'ricochetS1' in window);

@@ -37,7 +37,7 @@ test.describe('netem resumption and fallback (s1_5pct)', () => {
   test.beforeAll(async ({}, info) => {
     test.setTimeout(90_000);
     stack = await startNetemStack({ profile: 's1_5pct', seed: 3 });
-    browser = await stack.launchBrowser((info.project.use.launchOptions?.args as string[] | undefined) ?? []);
+    browser = await stack.launchBrowser(info.project.use.browserName === 'firefox' ? 'firefox' : 'chromium');
   });
   test.afterAll(async () => {
     await stack?.stop();
@@ -87,7 +87,7 @@ test.describe('netem UDP blocked on the link', () => {
     test.setTimeout(120_000);
     const stack = await startNetemStack({ settings: { delayMs: 10, jitterMs: 2 }, seed: 4, blockUdp: true });
     try {
-      const browser = await stack.launchBrowser((info.project.use.launchOptions?.args as string[] | undefined) ?? []);
+      const browser = await stack.launchBrowser(info.project.use.browserName === 'firefox' ? 'firefox' : 'chromium');
       const page = await browser.newPage();
       const { r } = await runEcho(page, stack, { ...LOAD });
       const s = await stack.lab.stats();

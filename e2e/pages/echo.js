@@ -113,6 +113,8 @@ window.ricochetEcho = async (o) => {
     fallbackReason: choice.fallbackReason ?? null,
     transportMs: choice.elapsedMs,
     maxDatagramSize: choice.transport.maxDatagramSize,
+    // WebTransport only: datagrams the SDK itself dropped (pacing queue full, over maxDatagramSize).
+    transportDrops: { dropped: conn.transport.dropped ?? null, oversized: conn.transport.oversized ?? null },
     ordered0: inOrder(got[0], pings + per),
     ordered1: inOrder(got[1], per),
     received: got.map((g) => g.length),

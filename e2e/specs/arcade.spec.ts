@@ -1,4 +1,4 @@
-// The arcade in real Chromium: two browser contexts join one room through
+// The arcade in real Chromium and Firefox: two browser contexts join one room through
 // the relay (WebTransport, or WebSocket when forced) to the Rust game
 // server, and each sees the other move and score. Also under the relay's
 // simulated 5 % loss, and the network panel driving the relay live.
@@ -38,6 +38,9 @@ async function joinAs(browser: Browser, arcade: Arcade, name: string, room: numb
   await expect.poll(async () => (await view(page)).connected, { timeout: 15_000 }).toBe(true);
   return page;
 }
+
+/** The players' contexts, closed before the arcade stops (else their pages keep reconnecting into the next test). */
+const closeContexts = (browser: Browser) => Promise.all(browser.contexts().map((c) => c.close()));
 
 /** Where a world point of the arena is on the page, for aiming with the mouse. */
 async function screenPoint(page: Page, x: number, y: number): Promise<{ x: number; y: number }> {
@@ -99,6 +102,7 @@ test('two players in one room over WebTransport see each other move and score', 
     await alice.screenshot({ path: shot });
     await testInfo.attach('arcade', { path: shot, contentType: 'image/png' });
   } finally {
+    await closeContexts(browser);
     await arcade.stop();
   }
 });
@@ -120,6 +124,7 @@ test('under the relay’s 5 % loss, a WebTransport and a WebSocket player still 
     await alice.screenshot({ path: shot });
     await testInfo.attach('arcade-5pct-loss', { path: shot, contentType: 'image/png' });
   } finally {
+    await closeContexts(browser);
     await arcade.stop();
   }
 });
@@ -149,6 +154,7 @@ test('the network panel sets the relay’s link profile live, the RTT and FEC gr
     const snapshots = (await view(page)).snapshots;
     await expect.poll(async () => (await view(page)).snapshots, { timeout: 5_000 }).toBeGreaterThan(snapshots + 10);
   } finally {
+    await closeContexts(browser);
     await arcade.stop();
   }
 });
@@ -171,6 +177,7 @@ test('Node bots join through the relay over WebSocket and a browser player sees 
       .toBeGreaterThan(20);
   } finally {
     bots.kill('SIGTERM');
+    await closeContexts(browser);
     await arcade.stop();
   }
 });

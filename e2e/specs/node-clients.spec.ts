@@ -6,6 +6,9 @@ import { WebSocket } from 'ws';
 import { Connection, UdpTransport, WebSocketTransport, type Transport } from '@ricochet/sdk';
 import { startStack, type Stack } from '../stack.js';
 
+// No browser here: run once, in the Chromium project.
+test.skip(({ browserName }) => browserName !== 'chromium', 'Node clients only: run once, in the Chromium project');
+
 let stack: Stack;
 test.beforeAll(async () => {
   stack = await startStack();
