@@ -4,8 +4,8 @@ import { realClock, type Clock } from './clock.js';
 import { CLOSE_KINDS, EV, type CloseKind } from './core.js';
 import type { Heap } from './heap.js';
 import { Emitter } from './emitter.js';
-import { RicochetError, sendError, type ErrorCode } from './errors.js';
-import { coreConfig, fecPreset } from './core-config.js';
+import { reasonOf, RicochetError, sendError, type ErrorCode } from './errors.js';
+import { configuredDatagramSize, coreConfig, fecPreset } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
 import { Outage, resumeSettings, type ResumeSettings } from './resume.js';
@@ -66,6 +66,10 @@ export class Connection extends Emitter<ConnectionEvents> {
   private last: Transport;
   private readonly resume: ResumeSettings | null;
   private outage: Outage | null = null;
+  /** The session's datagram size (options or 1200); a transport may lower it. */
+  private readonly dgramCap: number;
+  /** The transport's maxDatagramSize the core was last fitted to. */
+  private fittedTo = 0;
   private lastHeardUs = 0;
   private cancelSilence: (() => void) | null = null;
   /** Transports left for a new one, closed once that one is proven. */
@@ -92,11 +96,13 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const w = clientWasm();
     this.heap = w.heap;
-    const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true);
+    const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true, transport.kind);
+    this.dgramCap = configuredDatagramSize(cfg);
+    this.fittedTo = transport.maxDatagramSize;
     try {
       this.core = new w.glue.Client(cfg, this.clock.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
     } catch (e) {
-      throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
+      throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', reasonOf(e));
     } finally {
       cfg.free();
     }
@@ -272,6 +278,8 @@ export class Connection extends Emitter<ConnectionEvents> {
     if (core === null) return;
     const now = this.clock.now();
     const t = this.current;
+    // WebTransport's maxDatagramSize can change under a live session.
+    if (t !== null && t.maxDatagramSize !== this.fittedTo && !this.fitDatagramSize(t)) return;
     // No transport (reconnecting): messages wait in the core, as when a socket stalls.
     while (t !== null && (t.canSend?.() ?? true)) {
       const n = core.pollTransmit(now);
@@ -365,6 +373,28 @@ export class Connection extends Emitter<ConnectionEvents> {
     for (const t of this.retired.splice(0)) t.close();
   }
 
+  /**
+   * Datagrams follow the transport's size (switch, resume, or a live
+   * change), capped by the session's. Fragments are cut for the smallest
+   * size the session may move to (`minDatagramBytes`), so the core refuses
+   * only a transport below it: that one is treated as failed (the session
+   * resumes on another, if it can).
+   */
+  private fitDatagramSize(t: Transport): boolean {
+    const core = this.core;
+    if (core === null) return false;
+    const size = Math.min(this.dgramCap, Math.floor(t.maxDatagramSize));
+    if (core.setMaxDatagramSize(this.clock.now(), size)) {
+      this.fittedTo = t.maxDatagramSize;
+      return true;
+    }
+    const reason = `${t.kind}: datagrams of ${t.maxDatagramSize} bytes are too small for this session`;
+    this.current = null;
+    t.close();
+    this.transportClosed(reason);
+    return false;
+  }
+
   /** The session loses its transport; it waits (sends queue in the core) for a new one. */
   private detach(reason: string): void {
     this.current = null;
@@ -381,6 +411,7 @@ export class Connection extends Emitter<ConnectionEvents> {
           return false;
         }
         this.attach(t);
+        if (!this.fitDatagramSize(t)) return true;
         this.core.handlePathChange(this.clock.now());
         this.drain();
         return true;

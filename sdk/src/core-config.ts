@@ -19,19 +19,54 @@ const F = {
   fecPreset: 12,
   fecBudget: 13,
   congestion: 14,
+  minDatagramSize: 15,
 } as const;
 
-/** A ConfigInput of module `w` (the one whose Client/Server will take it). */
+/** Datagram size every browser transport carries (Firefox's WebTransport
+ *  allows 1024): a client's fragments are cut to fit it, so a session can
+ *  move to such a transport with fragments in flight. */
+export const DATAGRAM_FLOOR = 1024;
+
+/** Transports a session moves between (openTransport falls back from one to
+ *  the other; WebTransport's datagram size may change under a session). */
+const BROWSER_KINDS = ['websocket', 'webtransport'];
+
+/**
+ * The smallest datagram size a client session may later move to (its
+ * fragments are cut to fit): `minDatagramBytes`, else `DATAGRAM_FLOOR` if it
+ * may move between browser transports (it starts on one, or resumes on
+ * whatever `reconnect` opens), else its own size (no shrink: full-size
+ * fragments, e.g. a Node UDP client with large datagrams).
+ */
+function datagramFloor(o: ConnectionOptions, dgram: number, transportKind: string): number {
+  const min = positive('minDatagramBytes', o.minDatagramBytes, 65507);
+  if (min !== undefined) {
+    if (min < 128 || min > dgram) invalid(`minDatagramBytes: expected 128..${dgram} (maxDatagramBytes), got ${min}`);
+    return Math.floor(min);
+  }
+  const moves = BROWSER_KINDS.includes(transportKind) || o.reconnect !== undefined;
+  return moves ? Math.min(DATAGRAM_FLOOR, dgram) : dgram;
+}
+
+/** The datagram size a config was built with. */
+export function configuredDatagramSize(c: { get(f: number): number }): number {
+  return c.get(F.maxDatagramSize);
+}
+
+/** A ConfigInput of module `w` (the one whose Client/Server will take it).
+ *  A client's (`withChannels`) also needs its first transport's kind. */
 export function coreConfig<G extends ClientGlue>(
   w: G,
   o: ConnectionOptions & { maxConnections?: number; maxChannels?: number; recvBudgetBytes?: number },
   transportMax: number,
   withChannels: boolean,
+  transportKind = '',
 ): InstanceType<G['ConfigInput']> {
   const c = new w.ConfigInput() as InstanceType<G['ConfigInput']>;
-  const dgram = positive('maxDatagramBytes', o.maxDatagramBytes, 65507) ?? Math.min(1200, transportMax);
+  const dgram = Math.floor(positive('maxDatagramBytes', o.maxDatagramBytes, 65507) ?? Math.min(1200, transportMax));
   if (dgram > transportMax) invalid(`maxDatagramBytes (${dgram}) exceeds the transport's maximum (${transportMax})`);
-  c.set(F.maxDatagramSize, Math.floor(dgram));
+  c.set(F.maxDatagramSize, dgram);
+  if (withChannels) c.set(F.minDatagramSize, datagramFloor(o, dgram, transportKind));
   const set = (name: string, v: number | undefined, apply: (x: number) => void, max?: number) => {
     const x = positive(name, v, max);
     if (x !== undefined) apply(x);

@@ -46,3 +46,18 @@ export function sendError(code: number, data: Uint8Array): RicochetError {
   const c = SEND_CODES[code] ?? 'RICOCHET_ERR_NOT_CONNECTED';
   return new RicochetError(c, ERROR_CODES[c], data);
 }
+
+/** A readable reason from anything thrown or rejected: an Error's message,
+ *  a string, or a description of what came instead (`undefined` included). */
+export function reasonOf(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  if (typeof e === 'string') return e || 'empty reason';
+  if (e === undefined || e === null) return `no reason given (${String(e)})`;
+  const m = (e as { message?: unknown }).message;
+  if (typeof m === 'string' && m) return m;
+  try {
+    return JSON.stringify(e) ?? String(e);
+  } catch {
+    return String(e);
+  }
+}

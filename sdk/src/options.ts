@@ -39,6 +39,16 @@ export interface ConnectionOptions extends ResumeOptions {
   handshake?: Uint8Array | string;
   /** Largest datagram to send. Default: the transport's, at most 1200. */
   maxDatagramBytes?: number;
+  /**
+   * Smallest datagram size the session may move to later (`switchTransport`,
+   * a resume, or a live change of WebTransport's size); a transport below it
+   * is treated as failed. Fragments of large messages are cut to fit it.
+   * Default: 1024 (what Firefox's WebTransport carries) when the session may
+   * move between browser transports — its transport is a WebSocket or
+   * WebTransport, or `reconnect` is set — else `maxDatagramBytes` (full-size
+   * fragments; it may move only to transports at least as large).
+   */
+  minDatagramBytes?: number;
   /** Largest message. Default 1 MiB. */
   maxMessageBytes?: number;
   /** Queued + unacknowledged bytes before `send` refuses. Default 8 MiB. */
@@ -76,7 +86,7 @@ export interface ConnectionOptions extends ResumeOptions {
   seed?: number;
 }
 
-export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed' | keyof ResumeOptions> {
+export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed' | 'minDatagramBytes' | keyof ResumeOptions> {
   /** Most live connections. Default 4096. */
   maxConnections?: number;
   /** Most channels a client may declare; more are rejected ("too many channels"). Default 16. */

@@ -4,6 +4,7 @@
 // the core and simply continues on the new transport; the relay keeps the
 // backend side parked meanwhile, so the game server sees the same peer.
 import type { Clock } from './clock.js';
+import { reasonOf } from './errors.js';
 import { invalid } from './options.js';
 import type { Transport } from './transport.js';
 
@@ -131,7 +132,7 @@ export class Outage {
     try {
       t = await this.s.reconnect({ attempt: this.attempts, reason: this.lastReason });
     } catch (e) {
-      return this.attemptFailed(String((e as Error)?.message ?? e));
+      return this.attemptFailed(reasonOf(e));
     }
     if (this.over) return t.close();
     // The window stays armed until something arrives on `t` (proven).

@@ -1,7 +1,7 @@
 // Transport selection: WebTransport first, WebSocket when it is unavailable,
 // blocked, or slower to open than a deadline. The app sees which was chosen
 // and why, and can force one.
-import { RicochetError } from './errors.js';
+import { reasonOf, RicochetError } from './errors.js';
 import type { Transport } from './transport.js';
 import { WebSocketTransport, type WebSocketConstructor } from './websocket.js';
 import { WebTransportTransport } from './webtransport.js';
@@ -52,7 +52,7 @@ export async function openTransport(o: OpenTransportOptions): Promise<TransportC
         });
         return done(wt, 'webtransport');
       } catch (e) {
-        reason = (e as Error).message;
+        reason = reasonOf(e);
       }
     }
     if (o.force === 'webtransport') throw new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', reason);

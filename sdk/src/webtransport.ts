@@ -1,7 +1,7 @@
 // WebTransport datagram transport (browsers). The datagram size follows the
-// session's maxDatagramSize; sends are paced by a token bucket because
+// session's maxDatagramSize, read live (it can change); sends are paced by a token bucket because
 // unpaced bursts are dropped inside the QUIC stack without error.
-import { RicochetError } from './errors.js';
+import { reasonOf, RicochetError } from './errors.js';
 import type { Transport } from './transport.js';
 
 interface WebTransportDatagrams {
@@ -41,7 +41,6 @@ const QUEUE_LIMIT = 512;
 
 export class WebTransportTransport implements Transport {
   readonly kind = 'webtransport';
-  readonly maxDatagramSize: number;
   private readonly wt: WebTransportLike;
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
   private onData: ((d: Uint8Array) => void) | null = null;
@@ -56,6 +55,9 @@ export class WebTransportTransport implements Transport {
   private readonly burst: number;
   /** Datagrams dropped because the pacing queue was full. */
   dropped = 0;
+  /** Datagrams dropped because they exceeded maxDatagramSize (the run loop
+   *  then follows the new size; reliable data is sent again). */
+  oversized = 0;
 
   private constructor(wt: WebTransportLike, options: WebTransportOptions) {
     this.wt = wt;
@@ -63,7 +65,6 @@ export class WebTransportTransport implements Transport {
     this.burst = options.burst ?? 32;
     this.tokens = this.burst;
     const d = wt.datagrams;
-    this.maxDatagramSize = d.maxDatagramSize ?? 1200;
     try {
       d.outgoingHighWaterMark = Math.max(d.outgoingHighWaterMark ?? 1, this.burst);
       d.incomingHighWaterMark = Math.max(d.incomingHighWaterMark ?? 1, 256);
@@ -74,7 +75,7 @@ export class WebTransportTransport implements Transport {
     void this.readLoop(d.readable.getReader());
     wt.closed.then(
       (info) => this.finish(`webtransport closed${describe(info)}`),
-      (e) => this.finish(`webtransport failed: ${String((e as Error)?.message ?? e)}`),
+      (e) => this.finish(`webtransport failed: ${reasonOf(e)}`),
     );
   }
 
@@ -94,7 +95,7 @@ export class WebTransportTransport implements Transport {
     try {
       wt = new Ctor(url, opts);
     } catch (e) {
-      throw new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `webtransport: ${String((e as Error)?.message ?? e)}`);
+      throw new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `webtransport: ${reasonOf(e)}`);
     }
     const timeoutMs = options.timeoutMs ?? 1500;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -110,7 +111,7 @@ export class WebTransportTransport implements Transport {
         // already failed
       }
       if (e instanceof RicochetError) throw e;
-      throw new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `webtransport: ${String((e as Error)?.message ?? e)}`);
+      throw new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `webtransport: ${reasonOf(e)}`);
     } finally {
       clearTimeout(timer);
     }
@@ -129,13 +130,22 @@ export class WebTransportTransport implements Transport {
     }
   }
 
+  /** Largest datagram the session takes now (Firefox: 1024; it may change). */
+  get maxDatagramSize(): number {
+    return this.wt.datagrams.maxDatagramSize ?? 1200;
+  }
+
   canSend(): boolean {
     return !this.closed && this.queue.length < QUEUE_LIMIT / 2;
   }
 
   send(datagram: Uint8Array): void {
     if (this.closed) return;
-    if (datagram.length > this.maxDatagramSize || this.queue.length >= QUEUE_LIMIT) {
+    if (datagram.length > this.maxDatagramSize) {
+      this.oversized++;
+      return;
+    }
+    if (this.queue.length >= QUEUE_LIMIT) {
       this.dropped++;
       return;
     }

@@ -7,6 +7,9 @@ pub use crate::fec::FecConfig;
 pub use crate::wire::ChannelKind;
 use crate::wire::{MAX_CHANNELS, PROTOCOL_VERSION};
 
+/// Largest datagram any transport carries (UDP over IPv4), bytes.
+pub const MAX_DATAGRAM_SIZE: usize = 65507;
+
 /// One channel, declared at connect time by the client (its kind travels in
 /// HELLO; priority and age limit are local to each side).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +79,14 @@ pub struct Config {
     /// Largest datagram this side sends, bytes. Default 1200 (fits every
     /// common path, WebTransport's ~1211 included). Range 128..=65507.
     pub max_datagram_size: usize,
+    /// Smallest size `Connection::set_max_datagram_size` may later set
+    /// (a move to a transport with smaller datagrams), bytes. Fragments are
+    /// cut to fit it, since the wire fixes a message's fragments once sent:
+    /// those in flight must still fit after the move. Messages that fit one
+    /// datagram whole still use the full `max_datagram_size`. Default 0: the
+    /// same as `max_datagram_size` (fragments as large as possible; the size
+    /// may only grow). Otherwise 128..=`max_datagram_size`.
+    pub min_datagram_size: usize,
     /// Largest message `send` accepts and the peer will reassemble, bytes.
     /// Default 1 MiB.
     pub max_message_size: usize,
@@ -146,6 +157,7 @@ impl Default for Config {
                 ChannelConfig::unreliable(),
             ],
             max_datagram_size: 1200,
+            min_datagram_size: 0,
             max_message_size: 1 << 20,
             send_buffer_bytes: 8 << 20,
             recv_buffer_bytes: 8 << 20,
@@ -196,14 +208,27 @@ impl Config {
         PROTOCOL_VERSION
     }
 
+    /// The smallest datagram size this connection may be set to: fragments
+    /// are cut to fit it (`min_datagram_size`, 0 meaning `max_datagram_size`).
+    pub fn floor_datagram_size(&self) -> usize {
+        if self.min_datagram_size == 0 {
+            self.max_datagram_size
+        } else {
+            self.min_datagram_size.min(self.max_datagram_size)
+        }
+    }
+
     /// Checks every field once; the message names the field and the limit.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |m: String| Err(ConfigError(m));
         if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {
             return err(format!("channels: need 1..={MAX_CHANNELS}, got {}", self.channels.len()));
         }
-        if !(128..=65507).contains(&self.max_datagram_size) {
+        if !(128..=MAX_DATAGRAM_SIZE).contains(&self.max_datagram_size) {
             return err(format!("max_datagram_size: need 128..=65507 bytes, got {}", self.max_datagram_size));
+        }
+        if self.min_datagram_size != 0 && !(128..=self.max_datagram_size).contains(&self.min_datagram_size) {
+            return err(format!("min_datagram_size: need 0 or 128..={} bytes, got {}", self.max_datagram_size, self.min_datagram_size));
         }
         if self.max_message_size == 0 || self.max_message_size > (1 << 30) {
             return err(format!("max_message_size: need 1..=1 GiB, got {}", self.max_message_size));
@@ -248,10 +273,11 @@ impl Config {
         if let Err(e) = self.fec.validate() {
             return err(e);
         }
-        if self.max_handshake_payload + 64 > self.max_datagram_size {
+        if self.max_handshake_payload + 64 > self.floor_datagram_size() {
             return err(format!(
-                "max_handshake_payload ({}) must leave 64 bytes of max_datagram_size ({})",
-                self.max_handshake_payload, self.max_datagram_size
+                "max_handshake_payload ({}) must leave 64 bytes of min_datagram_size/max_datagram_size ({})",
+                self.max_handshake_payload,
+                self.floor_datagram_size()
             ));
         }
         Ok(())

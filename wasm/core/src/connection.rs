@@ -151,6 +151,8 @@ impl Connection {
 
     fn new(mut config: Config, side: Side, conn_id: u32, keys: SessionKeys, nonce: Nonce, channels: Vec<ChannelConfig>, now: u64) -> Connection {
         config.channels = channels;
+        // Fixed for the connection's life: fragments in flight fit it.
+        config.min_datagram_size = config.floor_datagram_size();
         // Highest priority first, ties in index order. An insertion sort: a
         // few channels, once per connection, and the library sort is ~7 KB of wasm.
         let mut channel_order: Vec<u8> = Vec::with_capacity(config.channels.len());
@@ -289,9 +291,9 @@ impl Connection {
         let id = self.next_message_id;
         self.next_message_id += 1;
         self.send_buffered += data.len();
-        let frag_size = (self.config.max_datagram_size - FRAGMENT_RESERVE) as u32;
+        let (whole_max, frag_size) = self.cut_sizes();
         let mut stale = core::mem::take(&mut self.released_scratch);
-        self.send[channel as usize].push(now, id, data, frag_size, &mut stale);
+        self.send[channel as usize].push(now, id, data, whole_max, frag_size, &mut stale);
         self.release_lost(&mut stale);
         self.released_scratch = stale;
         self.refresh_timers();
@@ -633,7 +635,7 @@ impl Connection {
     fn on_packet_acked(&mut self, now: u64, p: SentPacket) {
         self.delivery.on_acked(now, &p.delivery, p.time_sent, p.size);
         for c in &p.chunks {
-            if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c.seq, c.frag) {
+            if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c) {
                 self.send_buffered -= r.bytes;
                 self.events.push_back(Event::Acked(r.id));
             }
@@ -759,7 +761,7 @@ impl Connection {
 
     pub(crate) fn message_frag(&self, c: Chunk) -> Option<(&[u8], u32)> {
         let m = self.send[c.channel as usize].get(c.seq)?;
-        if m.is_acked(c.frag) {
+        if !m.is_cut(&c) || m.is_acked(c.frag) {
             return None;
         }
         Some((m.fragment(c.frag), m.frag_count))

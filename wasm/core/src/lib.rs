@@ -36,6 +36,7 @@ pub mod auth;
 pub mod config;
 pub mod congestion;
 mod connection;
+mod datagram_size;
 mod early_resend;
 mod loss;
 pub mod error;

@@ -11,10 +11,12 @@ use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 
 /// True if chunk `c` is reliable data its peer has not acknowledged yet, so
-/// a lost, probed or overdue packet's copy of it must go again.
+/// a lost, probed or overdue packet's copy of it must go again. Not if the
+/// message was cut again since (`datagram_size`): the new cut is sent from
+/// its first fragment, and the stale copy is no part of it.
 pub(crate) fn unacked_reliable(send: &[SendChannel], c: &Chunk) -> bool {
     let ch = &send[c.channel as usize];
-    ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| !m.is_acked(c.frag))
+    ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| m.is_cut(c) && !m.is_acked(c.frag))
 }
 
 impl Connection {

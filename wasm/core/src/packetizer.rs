@@ -316,7 +316,7 @@ impl Connection {
             while let Some(seq) = send.next_unsent(now, window, &mut expired) {
                 let Some(m) = send.get(seq) else { break };
                 let frag = m.next_frag;
-                let c = Chunk { channel: ch, seq, frag };
+                let c = Chunk { channel: ch, whole: m.frag_count == 1, seq, frag };
                 let data = m.fragment(frag);
                 if !write_chunk(w, run, c, data, m.frag_count) {
                     break;

@@ -120,6 +120,13 @@ impl RecvChannel {
             if self.kind == ChannelKind::ReliableOrdered && seq != self.next && data.len() > limits.budget {
                 return Accept::NoRoom;
             }
+            // Sent whole before a move to smaller datagrams, then again as
+            // fragments: this copy won, so their partial reassembly goes.
+            if !self.reassembly.is_empty() {
+                if let Some(r) = self.reassembly.remove(seq) {
+                    self.buffered -= r.cost();
+                }
+            }
         } else if self.is_stale_unreliable(seq) {
             return Accept::Ok;
         }
@@ -313,6 +320,17 @@ mod tests {
         assert!(out.is_empty());
         ch.on_fragment(0, 1, 3, &[3, 4], L, &mut out);
         assert_eq!(out.pop_front(), Some(Event::Message { channel: 0, data: vec![1, 2, 3, 4, 5] }));
+        assert_eq!(ch.buffered(), 0);
+    }
+
+    #[test]
+    fn whole_copy_of_a_partly_reassembled_message_delivers_once_and_frees_it() {
+        let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
+        let mut out = VecDeque::new();
+        ch.on_fragment(0, 0, 2, &[1; 64], L, &mut out);
+        ch.on_message(0, &[7; 100], L, &mut out);
+        ch.on_fragment(0, 1, 2, &[1; 36], L, &mut out);
+        assert_eq!(out.len(), 1);
         assert_eq!(ch.buffered(), 0);
     }
 

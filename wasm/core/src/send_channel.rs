@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use crate::config::ChannelConfig;
 use crate::event::MessageId;
+use crate::sent::Chunk;
 use crate::wire::ChannelKind;
 
 /// Which fragments of a message were acknowledged.
@@ -66,6 +67,11 @@ impl OutMessage {
         let end = (start + self.frag_size as usize).min(self.data.len());
         &self.data[start..end]
     }
+    /// Whether `c` belongs to the message's current cut (whole or in
+    /// fragments); a copy from before `recut` does not.
+    pub fn is_cut(&self, c: &Chunk) -> bool {
+        c.whole == (self.frag_count == 1)
+    }
     pub fn is_acked(&self, index: u32) -> bool {
         self.acked.contains(index)
     }
@@ -102,10 +108,11 @@ impl SendChannel {
         self.config.kind
     }
 
-    /// Queue a message; returns its sequence number. On an
+    /// Queue a message; returns its sequence number. It goes whole if it
+    /// has at most `whole_max` bytes, else in `frag_size` fragments. On an
     /// unreliable-sequenced channel, queued messages never sent are now stale
     /// and are returned in `stale` to be reported lost.
-    pub fn push(&mut self, now: u64, id: MessageId, data: Vec<u8>, frag_size: u32, stale: &mut Vec<Released>) -> u64 {
+    pub fn push(&mut self, now: u64, id: MessageId, data: Vec<u8>, whole_max: u32, frag_size: u32, stale: &mut Vec<Released>) -> u64 {
         if self.config.kind == ChannelKind::UnreliableSequenced {
             while let Some(m) = self.slot_mut(self.cursor).and_then(|s| s.as_ref()) {
                 if m.next_frag != 0 {
@@ -118,7 +125,7 @@ impl SendChannel {
                 self.cursor += 1;
             }
         }
-        let frag_count = if data.len() <= frag_size as usize { 1 } else { data.len().div_ceil(frag_size as usize) as u32 };
+        let frag_count = cut(data.len(), whole_max, frag_size);
         let seq = self.next_seq;
         self.next_seq += 1;
         self.messages.push_back(Some(OutMessage {
@@ -191,17 +198,24 @@ impl SendChannel {
         }
     }
 
-    /// A fragment was acknowledged. Returns the message if it is now complete.
-    pub fn on_fragment_acked(&mut self, seq: u64, index: u32) -> Option<Released> {
-        let m = self.get_mut(seq)?;
-        if !m.acked.insert(index) {
+    /// A chunk was acknowledged. Returns the message if it is now complete:
+    /// every fragment of its cut acknowledged, or a whole copy sent before it
+    /// was cut into fragments (the peer has it whole; its fragments are
+    /// duplicates now). A fragment of another cut completes nothing.
+    pub fn on_fragment_acked(&mut self, c: &Chunk) -> Option<Released> {
+        let m = self.get_mut(c.seq)?;
+        if m.is_cut(c) {
+            if !m.acked.insert(c.frag) {
+                return None;
+            }
+            m.acked_count += 1;
+            if m.acked_count < m.frag_count {
+                return None;
+            }
+        } else if !c.whole {
             return None;
         }
-        m.acked_count += 1;
-        if m.acked_count < m.frag_count {
-            return None;
-        }
-        let r = self.remove(seq);
+        let r = self.remove(c.seq);
         self.trim();
         r
     }
@@ -220,6 +234,42 @@ impl SendChannel {
         self.messages.drain(..).flatten().map(|m| m.id)
     }
 
+    /// The datagram size changed: cut again, for `whole_max`/`frag_size`,
+    /// every message the peer cannot hold part of yet (nothing of its current
+    /// cut sent), and every reliable whole message now too large to go again
+    /// whole, which starts over as fragments (the peer tells copies apart by
+    /// sequence number, whole or fragmented, so it still delivers it once).
+    /// A message already sent in fragments keeps them: the wire fixes a
+    /// message's fragment count, and `min_datagram_size` keeps them small
+    /// enough. Copies of an earlier cut still in flight are stale (`is_cut`):
+    /// never sent again, so `next_frag == 0` means no fragment of the current
+    /// cut ever left, and a whole copy's ACK completes the message. Returns
+    /// the sequence numbers of sent messages cut again.
+    pub fn recut(&mut self, whole_max: u32, frag_size: u32, recut_sent: &mut Vec<u64>) {
+        let reliable = self.config.kind.is_reliable();
+        let mut rewind = None;
+        for (i, m) in self.messages.iter_mut().enumerate() {
+            let Some(m) = m else { continue };
+            let sent = m.next_frag > 0;
+            if sent && !(reliable && m.frag_count == 1 && m.data.len() > whole_max as usize) {
+                continue;
+            }
+            let seq = self.base_seq + i as u64;
+            m.frag_size = frag_size;
+            m.frag_count = cut(m.data.len(), whole_max, frag_size);
+            m.next_frag = 0;
+            m.acked = FragSet::new(m.frag_count);
+            m.acked_count = 0;
+            if sent {
+                recut_sent.push(seq);
+                rewind.get_or_insert(seq);
+            }
+        }
+        if let Some(seq) = rewind {
+            self.cursor = self.cursor.min(seq);
+        }
+    }
+
     pub fn queued_messages(&self) -> u64 {
         self.next_seq - self.cursor
     }
@@ -228,16 +278,29 @@ impl SendChannel {
     }
 }
 
+/// Fragments for a message of `len` bytes: 1 (whole) up to `whole_max`.
+fn cut(len: usize, whole_max: u32, frag_size: u32) -> u32 {
+    if len <= whole_max as usize {
+        1
+    } else {
+        len.div_ceil(frag_size as usize) as u32
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn chunk(seq: u64, frag: u32, whole: bool) -> Chunk {
+        Chunk { channel: 0, whole, seq, frag }
+    }
 
     #[test]
     fn sequenced_channel_drops_unsent_stale_messages() {
         let mut ch = SendChannel::new(ChannelConfig::unreliable_sequenced());
         let mut stale = Vec::new();
-        ch.push(0, 1, vec![1], 100, &mut stale);
-        ch.push(0, 2, vec![2], 100, &mut stale);
+        ch.push(0, 1, vec![1], 100, 100, &mut stale);
+        ch.push(0, 2, vec![2], 100, 100, &mut stale);
         assert_eq!(stale.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1]);
         let mut expired = Vec::new();
         assert_eq!(ch.next_unsent(0, 10, &mut expired), Some(1));
@@ -246,12 +309,12 @@ mod tests {
     #[test]
     fn message_completes_when_every_fragment_acked() {
         let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
-        ch.push(0, 7, vec![0; 250], 100, &mut Vec::new());
+        ch.push(0, 7, vec![0; 250], 100, 100, &mut Vec::new());
         assert_eq!(ch.get(0).unwrap().frag_count, 3);
-        assert!(ch.on_fragment_acked(0, 0).is_none());
-        assert!(ch.on_fragment_acked(0, 0).is_none());
-        assert!(ch.on_fragment_acked(0, 2).is_none());
-        assert_eq!(ch.on_fragment_acked(0, 1).map(|r| r.id), Some(7));
+        assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
+        assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
+        assert!(ch.on_fragment_acked(&chunk(0, 2, false)).is_none());
+        assert_eq!(ch.on_fragment_acked(&chunk(0, 1, false)).map(|r| r.id), Some(7));
         assert!(ch.get(0).is_none());
     }
 
@@ -259,7 +322,7 @@ mod tests {
     fn reliable_window_limits_first_transmissions() {
         let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
         for i in 0..5 {
-            ch.push(0, i, vec![0; 10], 100, &mut Vec::new());
+            ch.push(0, i, vec![0; 10], 100, 100, &mut Vec::new());
         }
         let mut e = Vec::new();
         for seq in 0..2 {
@@ -267,7 +330,37 @@ mod tests {
             ch.get_mut(seq).unwrap().next_frag = 1;
         }
         assert_eq!(ch.next_unsent(0, 2, &mut e), None);
-        ch.on_fragment_acked(0, 0);
+        ch.on_fragment_acked(&chunk(0, 0, true));
         assert_eq!(ch.next_unsent(0, 2, &mut e), Some(2));
+    }
+
+    /// A reliable whole message sent, then cut into fragments (`recut`).
+    fn sent_whole_then_cut() -> SendChannel {
+        let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
+        ch.push(0, 7, vec![0; 150], 200, 100, &mut Vec::new());
+        assert_eq!(ch.next_unsent(0, 10, &mut Vec::new()), Some(0));
+        ch.get_mut(0).unwrap().next_frag = 1;
+        let mut recut = Vec::new();
+        ch.recut(120, 100, &mut recut);
+        assert_eq!((recut, ch.get(0).unwrap().frag_count), (vec![0], 2));
+        ch
+    }
+
+    #[test]
+    fn ack_of_the_whole_copy_completes_a_message_cut_again_into_fragments() {
+        let mut ch = sent_whole_then_cut();
+        assert_eq!(ch.on_fragment_acked(&chunk(0, 0, true)).map(|r| r.id), Some(7));
+    }
+
+    #[test]
+    fn the_whole_copy_is_not_fragment_0_of_the_new_cut() {
+        let mut ch = sent_whole_then_cut();
+        let m = ch.get(0).unwrap();
+        assert!(!m.is_cut(&chunk(0, 0, true)) && m.is_cut(&chunk(0, 0, false)));
+        // Grown back before any fragment went: whole again, and the first
+        // fragment's ACK (were one in flight) could not complete it.
+        ch.recut(200, 100, &mut Vec::new());
+        assert_eq!(ch.get(0).unwrap().frag_count, 1);
+        assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
     }
 }

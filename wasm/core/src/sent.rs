@@ -9,6 +9,11 @@ use crate::congestion::DeliveryStamp;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
     pub channel: u8,
+    /// The message went whole. A message is cut one of two ways, whole or
+    /// in fragments of the connection's fixed fragment size (see
+    /// `datagram_size`), so this names the cut the chunk belongs to: one
+    /// from a cut the message no longer has is stale (`OutMessage::is_cut`).
+    pub whole: bool,
     pub seq: u64,
     pub frag: u32,
 }

@@ -26,6 +26,9 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
     pub fn len(&self) -> usize {
         self.slots.len()
     }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 
     pub fn contains_key(&self, k: K) -> bool {
         self.index.contains_key(&k.into())

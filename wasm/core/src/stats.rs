@@ -46,6 +46,9 @@ pub struct Stats {
     /// Message fragments sent again: after loss, on probe, or early (see
     /// `early_resends`).
     pub retransmissions: u64,
+    /// Sent whole messages cut again into fragments because the datagram
+    /// size fell below them (`set_max_datagram_size`); sent again from the start.
+    pub recut_messages: u64,
     /// Packets whose reliable data was sent again because their ACK was
     /// overdue on a thin stream, before any loss was known (some of them
     /// had only lost their ACK).

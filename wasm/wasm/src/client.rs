@@ -80,6 +80,17 @@ impl Client {
         self.conn.handle_path_change(micros(now));
     }
 
+    /// The run loop moved onto a transport with another datagram size.
+    /// False (nothing changed) below the config's `min_datagram_size`.
+    #[wasm_bindgen(js_name = setMaxDatagramSize)]
+    pub fn set_max_datagram_size(&mut self, now: f64, bytes: usize) -> bool {
+        let ok = self.conn.set_max_datagram_size(micros(now), bytes).is_ok();
+        if ok && self.tx.len() < bytes {
+            self.tx.resize(bytes, 0);
+        }
+        ok
+    }
+
     /// Send the message already written at `ioReserve`.
     pub fn send(&mut self, now: f64, channel: u8, len: usize) -> f64 {
         let data = self.io.get(len).to_vec();

@@ -44,8 +44,11 @@ enum Field {
     FecBudget,
     /// Congestion controller: 0 BBR (default), 1 NewReno.
     Congestion,
+    /// Smallest datagram size the connection may later be set to (0: the
+    /// max; see `Config::min_datagram_size`).
+    MinDatagramSize,
 }
-const FIELDS: usize = Field::Congestion as usize + 1;
+const FIELDS: usize = Field::MinDatagramSize as usize + 1;
 
 impl Default for ConfigInput {
     fn default() -> Self {
@@ -68,6 +71,7 @@ impl Default for ConfigInput {
         put(Field::FecPreset, 1.0);
         put(Field::FecBudget, 0.0);
         put(Field::Congestion, 0.0);
+        put(Field::MinDatagramSize, c.min_datagram_size as f64);
         ConfigInput { channels: Vec::new(), values, relay_key: None }
     }
 }
@@ -89,7 +93,7 @@ impl ConfigInput {
     /// 2^32, u8 fields keep the low byte); unknown numbers are ignored.
     pub fn set(&mut self, field: u8, value: f64) {
         use Field::*;
-        const U32: [Field; 8] = [MaxDatagramSize, MaxMessageSize, SendBufferBytes, RecvBufferBytes, ReliableWindow, MaxConnections, MaxChannels, RecvBudgetBytes];
+        const U32: [Field; 9] = [MaxDatagramSize, MinDatagramSize, MaxMessageSize, SendBufferBytes, RecvBufferBytes, ReliableWindow, MaxConnections, MaxChannels, RecvBudgetBytes];
         let Some(v) = self.values.get_mut(field as usize) else { return };
         // ToUint32 of the number, as the JS -> wasm i32 conversion did
         // (exact below 2^63 in magnitude; the SDK's checks stay far below).
@@ -138,6 +142,7 @@ impl ConfigInput {
         let v = |f: Field| self.values[f as usize];
         let mut c = Config {
             max_datagram_size: self.u32(Field::MaxDatagramSize) as usize,
+            min_datagram_size: self.u32(Field::MinDatagramSize) as usize,
             max_message_size: self.u32(Field::MaxMessageSize) as usize,
             send_buffer_bytes: self.u32(Field::SendBufferBytes) as usize,
             recv_buffer_bytes: self.u32(Field::RecvBufferBytes) as usize,

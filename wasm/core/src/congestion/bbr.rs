@@ -375,6 +375,10 @@ impl CongestionController for Bbr {
         self.cwnd = self.cwnd.saturating_sub(loss.lost_bytes).max(self.min_cwnd());
     }
 
+    fn set_max_datagram(&mut self, bytes: u64) {
+        self.max_datagram = bytes;
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

@@ -74,6 +74,8 @@ pub trait CongestionController: Send {
     fn pacing_rate(&self, _rtt: &RttEstimator) -> Option<u64> {
         None
     }
+    /// The datagram size changed (windows are counted in datagrams of it).
+    fn set_max_datagram(&mut self, _bytes: u64) {}
 }
 
 pub fn build(kind: CongestionKind, max_datagram: u64) -> Box<dyn CongestionController> {

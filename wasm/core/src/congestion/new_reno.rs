@@ -59,6 +59,10 @@ impl CongestionController for NewReno {
         self.acked_in_ca = 0;
     }
 
+    fn set_max_datagram(&mut self, bytes: u64) {
+        self.max_datagram = bytes;
+    }
+
     fn window(&self) -> u64 {
         self.window
     }

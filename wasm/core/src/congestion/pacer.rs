@@ -41,6 +41,11 @@ impl Pacer {
         p
     }
 
+    /// The datagram size changed: the minimum burst follows it.
+    pub fn set_max_datagram(&mut self, bytes: u64) {
+        self.max_datagram = bytes;
+    }
+
     /// Bucket size at `rate` bytes/s, micro-bytes.
     fn capacity(&self, rate: u64) -> i64 {
         let burst = (BURST_MIN_DATAGRAMS * self.max_datagram).max(rate * BURST_INTERVAL_US / MICROS_PER_SEC);

@@ -186,6 +186,15 @@ impl RepairEncoder {
         }
     }
 
+    /// The datagram size changed. The open group's repair was sized for the
+    /// old one and may not fit the new: give it up (retransmission covers it).
+    pub fn set_max_datagram(&mut self, bytes: usize) {
+        if bytes < self.max_datagram {
+            self.abandon();
+        }
+        self.max_datagram = bytes;
+    }
+
     /// Give up the open group, if any: its packets rely on retransmission.
     pub fn abandon(&mut self) {
         if let Some(g) = self.group.take() {

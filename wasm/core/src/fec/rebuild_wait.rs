@@ -60,7 +60,7 @@ impl Connection {
             for c in &a.chunks {
                 let ch = &mut self.send[c.channel as usize];
                 let released = if rebuilt {
-                    ch.on_fragment_acked(c.seq, c.frag).map(|r| (Event::Acked(r.id), r))
+                    ch.on_fragment_acked(c).map(|r| (Event::Acked(r.id), r))
                 } else if !ch.kind().is_reliable() {
                     ch.drop_message(c.seq).map(|r| (Event::Lost(r.id), r))
                 } else {
