@@ -274,7 +274,11 @@ impl Server {
         let Some(p) = self.pending.remove(id) else { return false };
         self.nonces += 1;
         let nonce = server_nonce(&self.secret, NONCE_LABEL, id, &p.key, self.nonces);
-        let conn = Connection::accepted(self.config.connection.clone(), id, p.key, &p.channels, now, nonce, p.received);
+        let mut config = self.config.connection.clone();
+        if p.claims.is_some() {
+            relayed_datagram_size(&mut config);
+        }
+        let conn = Connection::accepted(config, id, p.key, &p.channels, now, nonce, p.received);
         self.connections.insert(id, Entry { conn, claims: p.claims, dirty: false, scheduled: None, recv_counted: 0 });
         self.with_conn(id, |_| ());
         true
@@ -507,4 +511,21 @@ impl Server {
         }
         self.retired.insert(id, (now + self.config.connection.idle_timeout_us, e.conn.keys.key));
     }
+}
+
+/// Datagrams toward a relayed client (one the relay attested) that every
+/// relay transport carries: Firefox's WebTransport starts at 1024 bytes,
+/// and the relay drops what its browser cannot take (it never splits a
+/// datagram), so larger ones would stall reliable channels.
+pub const RELAYED_DATAGRAM_SIZE: usize = 1024;
+
+/// Caps a relayed connection's datagrams at [`RELAYED_DATAGRAM_SIZE`],
+/// keeping the config valid (fragment floor and handshake room).
+fn relayed_datagram_size(config: &mut crate::config::Config) {
+    let max = config.max_datagram_size.min(RELAYED_DATAGRAM_SIZE);
+    if config.max_handshake_payload + 64 > max {
+        return; // a handshake payload this large needs the configured size
+    }
+    config.max_datagram_size = max;
+    config.min_datagram_size = config.min_datagram_size.min(max);
 }

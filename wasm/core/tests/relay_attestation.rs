@@ -178,3 +178,48 @@ fn without_a_relay_key_a_relayed_hello_gives_the_clients_payload_and_no_claims()
     assert_eq!(requests(&mut s), vec![b"join".to_vec()]);
     assert_eq!(s.claims(c.id()), None);
 }
+
+/// Connects a client (through the stand-in relay when `relay_key` is set),
+/// has the server send three 1,100-byte reliable messages, and returns the
+/// largest datagram the server sent once they were delivered.
+fn largest_datagram_to_client(relay_key: Option<AttestKey>) -> usize {
+    let (mut c, hello) = client(40, b"join");
+    let mut s = server(relay_key.clone());
+    let hello = match &relay_key {
+        Some(k) => relayed(&hello, k, CLAIMS),
+        None => hello,
+    };
+    assert_eq!(s.handle_datagram(0, &hello), Ok(c.id()));
+    requests(&mut s);
+    assert!(s.accept(0, c.id()));
+    assert_eq!(answer(&mut s, &mut c), vec![Event::Connected]);
+    for _ in 0..3 {
+        s.send(0, c.id(), 0, vec![7; 1100]).unwrap();
+    }
+    let (mut largest, mut delivered, mut buf) = (0, 0, vec![0u8; 1500]);
+    for tick in 1..200u64 {
+        let now = tick * 10_000;
+        while let Some((_, n)) = s.poll_transmit(now, &mut buf) {
+            largest = largest.max(n);
+            let _ = c.handle_datagram(now, &buf[..n]);
+        }
+        delivered += std::iter::from_fn(|| c.poll_event()).filter(|e| matches!(e, Event::Message { .. })).count();
+        while let Some(n) = c.poll_transmit(now, &mut buf) {
+            let _ = s.handle_datagram(now, &buf[..n]);
+        }
+        if delivered == 3 {
+            return largest;
+        }
+    }
+    panic!("delivered {delivered} of 3");
+}
+
+#[test]
+fn a_relayed_client_gets_datagrams_every_relay_transport_carries() {
+    assert!(largest_datagram_to_client(Some(key())) <= ricochet_core::server::RELAYED_DATAGRAM_SIZE);
+}
+
+#[test]
+fn a_direct_client_gets_datagrams_of_the_configured_size() {
+    assert!(largest_datagram_to_client(None) > ricochet_core::server::RELAYED_DATAGRAM_SIZE);
+}
