@@ -6,6 +6,8 @@
 //   - wasm-bindgen-cli, same version as the crate pin    (cargo install, cached)
 //   - npm dependencies of the workspace                  (npm install)
 //   - Debian's chromium and firefox-esr, browser tests   (apt-get, as root)
+//   - WebKitGTK's MiniBrowser, WebKitWebDriver and Xvfb,
+//     the WebKit specs (e2e/webkit.ts)                   (apt-get, as root)
 //   - wasm-opt: npm package `binaryen` (a root devDependency, so npm install
 //     brings it). Not Debian's binaryen 108: it corrupts wasm-bindgen 0.2.130
 //     output (writes the __wbindgen_externrefs table export with the index of
@@ -197,27 +199,46 @@ export const CHROMIUM = process.env.RICOCHET_CHROMIUM || '/usr/bin/chromium';
 /** Path of the Firefox the browser tests drive (over WebDriver BiDi; see e2e/browsers.ts). */
 export const FIREFOX = process.env.RICOCHET_FIREFOX || '/usr/bin/firefox-esr';
 
+/** Debian's multiarch library directory for this machine's architecture. */
+const MULTIARCH = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch] ?? `${process.arch}-linux-gnu`;
+/**
+ * WebKitGTK for the WebKit specs (e2e/webkit.ts): MiniBrowser (package
+ * libwebkit2gtk-4.1-0), driven by WebKitWebDriver (webkit2gtk-driver), on an
+ * Xvfb display (xvfb): MiniBrowser has no headless mode.
+ */
+export const MINIBROWSER = process.env.RICOCHET_MINIBROWSER || `/usr/lib/${MULTIARCH}/webkit2gtk-4.1/MiniBrowser`;
+export const WEBKIT_WEBDRIVER = process.env.RICOCHET_WEBKIT_WEBDRIVER || '/usr/bin/WebKitWebDriver';
+export const XVFB = process.env.RICOCHET_XVFB || '/usr/bin/Xvfb';
+
 /**
  * A browser from Debian (Playwright's own browser downloads cannot reach
  * their hosts here), installed when `path` is missing. Needs root and apt;
  * elsewhere point `envVar` at one.
  */
 function ensureDebianBrowser(path, pkg, envVar) {
-  if (existsSync(path)) return;
+  ensureDebianPackages([{ path, pkg, envVar }]);
+}
+
+/** Like ensureDebianBrowser, for several files at once: one apt-get run for all that are missing. */
+function ensureDebianPackages(wanted) {
+  const missing = wanted.filter((w) => !existsSync(w.path));
+  if (missing.length === 0) return;
+  const pkgs = [...new Set(missing.map((m) => m.pkg))];
   if (!findOnPath('apt-get') || process.getuid?.() !== 0) {
-    throw new Error(`${path} is missing: install Debian's ${pkg} (apt-get install ${pkg}) or set ${envVar}`);
+    const which = missing.map((m) => `${m.path} (${m.pkg}, or set ${m.envVar})`).join(', ');
+    throw new Error(`missing: ${which}: install with apt-get install ${pkgs.join(' ')}`);
   }
-  log(`installing Debian ${pkg} for the browser tests (one-time)`);
+  log(`installing Debian ${pkgs.join(', ')} for the browser tests (one-time)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update'], { env });
   try {
-    run('apt-get', ['install', '-y', pkg], { env });
+    run('apt-get', ['install', '-y', ...pkgs], { env });
   } catch {
     // A half-configured package set (e.g. unmet perl deps) blocks installs until fixed.
     run('apt-get', ['-y', '-f', 'install'], { env });
-    run('apt-get', ['install', '-y', pkg], { env });
+    run('apt-get', ['install', '-y', ...pkgs], { env });
   }
-  if (!existsSync(path)) throw new Error(`apt-get installed ${pkg} but ${path} is missing`);
+  for (const m of missing) if (!existsSync(m.path)) throw new Error(`apt-get installed ${m.pkg} but ${m.path} is missing`);
 }
 
 /** Ensures every tool and dependency is present; prints only what it installs. */
@@ -229,6 +250,11 @@ export function setup({ browser = true } = {}) {
   if (browser) {
     ensureDebianBrowser(CHROMIUM, 'chromium', 'RICOCHET_CHROMIUM');
     ensureDebianBrowser(FIREFOX, 'firefox-esr', 'RICOCHET_FIREFOX');
+    ensureDebianPackages([
+      { path: MINIBROWSER, pkg: 'libwebkit2gtk-4.1-0', envVar: 'RICOCHET_MINIBROWSER' },
+      { path: WEBKIT_WEBDRIVER, pkg: 'webkit2gtk-driver', envVar: 'RICOCHET_WEBKIT_WEBDRIVER' },
+      { path: XVFB, pkg: 'xvfb', envVar: 'RICOCHET_XVFB' },
+    ]);
   }
 }
 

@@ -97,6 +97,8 @@ async function main() {
   );
   // Four projects: chromium-loopback, firefox-loopback, chromium-netem, firefox-netem (e2e/playwright.config.ts).
   await step('browser tests (playwright, chromium and firefox: loopback, and across the emulated link)', () => playwright());
+  // WebKitGTK's MiniBrowser on Xvfb through WebKitWebDriver (e2e/webkit.ts), Playwright's runner only: WebSocket, fallback, resume.
+  await step('browser tests in webkitgtk (MiniBrowser over WebKitWebDriver, on Xvfb)', () => playwright(['-c', 'playwright.webkit.config.ts']));
   // npm pack → install into fresh Vite / webpack / esbuild / Node / tsc consumers → run in Chromium against the relay CLI from its tarball.
   await step('packaging: tarballs installed into fixture apps, built and run in chromium (node --test)', () =>
     exec(process.execPath, ['--test', join(ROOT, 'packaging')], { onLine: countNodeTests }),
@@ -141,11 +143,11 @@ export async function buildRelay() {
   await exec(process.execPath, [join(ROOT, 'relay', 'scripts', 'build.mjs')]);
 }
 
-async function playwright() {
+async function playwright(args = []) {
   const e2e = join(ROOT, 'e2e');
   const require = createRequire(join(e2e, 'package.json'));
   const cli = join(dirname(require.resolve('@playwright/test/package.json')), 'cli.js');
-  await exec(process.execPath, [cli, 'test'], {
+  await exec(process.execPath, [cli, 'test', ...args], {
     cwd: e2e,
     onLine: (line) => {
       const m = line.match(/^\s*(\d+) (passed|failed|skipped|flaky)\b/);
