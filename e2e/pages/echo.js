@@ -33,6 +33,7 @@ window.ricochetEcho = async (o) => {
     serverCertificateHashes: info.certHashes,
     webSocketUrl: info.webSocketUrl + q,
     ...(o.deadlineMs ? { deadlineMs: o.deadlineMs } : {}),
+    ...(o.stallTimeoutMs !== undefined ? { stallTimeoutMs: o.stallTimeoutMs } : {}),
     ...(force ? { force } : {}),
   });
   const choice = await openTransport(transportOptions(o.force));
@@ -131,6 +132,14 @@ window.ricochetEcho = async (o) => {
     resumeKinds,
     maxGapMs,
     finalKind: conn.transport.kind,
+    // The first transport (WebTransport): which datagram writer it used, whether it stalled.
+    firstTransport: {
+      kind: choice.transport.kind,
+      datagramWriter: choice.transport.datagramWriter ?? null,
+      stalled: choice.transport.stalled ?? null,
+      maxInFlight: choice.transport.maxInFlight ?? null,
+    },
+    eventTimes: events.map((e) => ({ type: e.type, at: e.at })),
   };
 };
 log('ready');

@@ -222,7 +222,13 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.current = t;
     this.last = t;
     t.onDatagram((d) => this.current === t && this.handleDatagram(d));
-    t.onClose((reason) => this.current === t && this.transportClosed(reason));
+    t.onClose((reason) => {
+      if (this.current !== t) return;
+      // A transport may report itself dead while its session is still up (a
+      // stalled WebTransport): it is closed once a successor is proven.
+      this.retire(t);
+      this.transportClosed(reason);
+    });
     t.onWritable?.(() => this.current === t && this.drain());
   }
 
@@ -370,7 +376,13 @@ export class Connection extends Emitter<ConnectionEvents> {
   }
 
   private closeRetired(): void {
-    for (const t of this.retired.splice(0)) t.close();
+    for (const t of this.retired.splice(0)) {
+      try {
+        t.close();
+      } catch {
+        // already closed
+      }
+    }
   }
 
   /**
@@ -433,10 +445,15 @@ export class Connection extends Emitter<ConnectionEvents> {
       if (this.core === null) return;
       const now = this.clock.now();
       if (this._state === 'open' && this.current !== null && now - this.lastHeardUs >= ms * 1000) {
+        const reason = `nothing arrived for ${ms} ms`;
+        this.current.markStalled?.(reason);
         this.retire(this.current);
-        this.transportClosed(`nothing arrived for ${ms} ms`);
+        this.transportClosed(reason);
       }
-      this.cancelSilence = this.clock.at(Math.max(now, this.lastHeardUs) + ms * 1000, check);
+      // Next: silenceTimeoutMs after the last datagram heard (not after this
+      // check, which would let up to twice that pass unnoticed).
+      const next = this.lastHeardUs + ms * 1000;
+      this.cancelSilence = this.clock.at(next > now ? next : now + ms * 1000, check);
     };
     this.cancelSilence = this.clock.at(this.lastHeardUs + ms * 1000, check);
   }

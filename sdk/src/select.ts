@@ -1,10 +1,11 @@
 // Transport selection: WebTransport first, WebSocket when it is unavailable,
-// blocked, or slower to open than a deadline. The app sees which was chosen
-// and why, and can force one.
+// blocked, or slower to open than a deadline, or (for a while) after a
+// WebTransport session to the same endpoint stalled. The app sees which was
+// chosen and why, and can force one.
 import { reasonOf, RicochetError } from './errors.js';
 import type { Transport } from './transport.js';
 import { WebSocketTransport, type WebSocketConstructor } from './websocket.js';
-import { WebTransportTransport } from './webtransport.js';
+import { recentWebTransportStall, WebTransportTransport } from './webtransport.js';
 
 export type TransportKind = 'webtransport' | 'websocket';
 
@@ -21,6 +22,21 @@ export interface OpenTransportOptions {
   deadlineMs?: number;
   /** Use only this transport. */
   force?: TransportKind;
+  /**
+   * After a WebTransport session to the same endpoint (origin and path) in
+   * this page stalled (writes stopped completing, or a connection heard
+   * nothing on it for `silenceTimeoutMs` and moved on): `'websocket'`
+   * (default) opens WebSocket first for `stallMemoryMs`, and WebTransport only
+   * if WebSocket fails; `'webtransport'` ignores stalls. Without this, a
+   * `reconnect` built on `openTransport` would resume onto a new WebTransport
+   * session that stalls the same way. `forgetWebTransportStalls()` clears the
+   * memory. `force` overrides it.
+   */
+  afterStall?: TransportKind;
+  /** How long a stall steers `openTransport` to WebSocket. Default 300 000 ms (5 minutes). */
+  stallMemoryMs?: number;
+  /** `WebTransportOptions.stallTimeoutMs` for the session opened. Default 2000 ms; 0 disables. */
+  stallTimeoutMs?: number;
 }
 
 export interface TransportChoice {
@@ -40,17 +56,36 @@ export async function openTransport(o: OpenTransportOptions): Promise<TransportC
     elapsedMs: performance.now() - t0,
     ...(fallbackReason !== undefined ? { fallbackReason } : {}),
   });
+  const openWebTransport = async (): Promise<WebTransportTransport> =>
+    WebTransportTransport.connect(o.webTransportUrl!, {
+      ...(o.serverCertificateHashes ? { serverCertificateHashes: o.serverCertificateHashes } : {}),
+      ...(o.stallTimeoutMs !== undefined ? { stallTimeoutMs: o.stallTimeoutMs } : {}),
+      timeoutMs: o.deadlineMs ?? 1500,
+    });
+  // WebSocket first after a recent WebTransport stall; WebTransport only if WebSocket fails.
+  const stall = !o.force && (o.afterStall ?? 'websocket') === 'websocket' && o.webTransportUrl && o.webSocketUrl && WebTransportTransport.available()
+    ? recentWebTransportStall(o.webTransportUrl, o.stallMemoryMs ?? 300_000)
+    : null;
+  if (stall) {
+    const reason = `webtransport to this endpoint stalled ${Math.round(stall.agoMs)} ms ago (${stall.reason}); websocket first`;
+    try {
+      const ws = await WebSocketTransport.connect(o.webSocketUrl!, o.WebSocket ? { WebSocket: o.WebSocket } : {});
+      return done(ws, 'websocket', reason);
+    } catch (e) {
+      try {
+        return done(await openWebTransport(), 'webtransport');
+      } catch (e2) {
+        throw new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `no transport: ${reasonOf(e)}; then webtransport: ${reasonOf(e2)}`);
+      }
+    }
+  }
   let reason: string | undefined;
   if (o.force !== 'websocket') {
     if (!o.webTransportUrl) reason = 'no webTransportUrl given';
     else if (!WebTransportTransport.available()) reason = 'WebTransport is not available in this runtime';
     else {
       try {
-        const wt = await WebTransportTransport.connect(o.webTransportUrl, {
-          ...(o.serverCertificateHashes ? { serverCertificateHashes: o.serverCertificateHashes } : {}),
-          timeoutMs: o.deadlineMs ?? 1500,
-        });
-        return done(wt, 'webtransport');
+        return done(await openWebTransport(), 'webtransport');
       } catch (e) {
         reason = reasonOf(e);
       }

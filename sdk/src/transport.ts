@@ -18,6 +18,12 @@ export interface Transport {
   canSend?(): boolean;
   /** Called when `canSend` turns true again. */
   onWritable?(handler: () => void): void;
+  /**
+   * The connection judged this transport dead although it never closed
+   * (nothing arrived for `silenceTimeoutMs`). A transport may remember this
+   * (WebTransport does: `openTransport` then prefers WebSocket for a while).
+   */
+  markStalled?(reason: string): void;
   /** Register a handler for the transport closing underneath. */
   onClose(handler: (reason: string) => void): void;
   close(): void;

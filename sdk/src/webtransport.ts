@@ -1,15 +1,35 @@
 // WebTransport datagram transport (browsers). The datagram size follows the
 // session's maxDatagramSize, read live (it can change); sends are paced by a token bucket because
 // unpaced bursts are dropped inside the QUIC stack without error.
+//
+// Outgoing datagrams go through `datagrams.writable` where the browser has it
+// (Chromium, Firefox), else through a stream from `datagrams.createWritable()`
+// (the current W3C API; Safari 26.4 has only that). Either way the same
+// pacing and counters apply.
+//
+// A session can stall without closing (reports from Safari: flow-control
+// credit that never refills): datagram writes stop completing. A write left
+// unfinished for `stallTimeoutMs` ends the transport with a "stalled" reason,
+// so a connection with `reconnect` resumes elsewhere; the stall is remembered
+// (see `openTransport`'s `afterStall`) so the next transport is not the same
+// stalling WebTransport.
 import { reasonOf, RicochetError } from './errors.js';
 import type { Transport } from './transport.js';
 
+/** What `datagrams.createWritable()` takes (W3C WebTransport, `WebTransportSendOptions`). */
+interface WebTransportSendOptions {
+  sendGroup?: unknown;
+  sendOrder?: number;
+}
 interface WebTransportDatagrams {
   readonly maxDatagramSize?: number;
   outgoingHighWaterMark?: number;
   incomingHighWaterMark?: number;
   readonly readable: ReadableStream<Uint8Array>;
-  readonly writable: WritableStream<Uint8Array>;
+  /** Legacy single writable (Chromium, Firefox); absent in Safari 26.4 and removed from the spec. */
+  readonly writable?: WritableStream<Uint8Array>;
+  /** Current API: a new `WebTransportDatagramsWritable` (a WritableStream) per call. */
+  createWritable?(options?: WebTransportSendOptions): WritableStream<Uint8Array>;
 }
 interface WebTransportLike {
   readonly ready: Promise<void>;
@@ -28,6 +48,54 @@ export interface WebTransportOptions {
   datagramsPerMs?: number;
   /** Pacing burst: datagrams sent back to back before pacing applies. Default 32. */
   burst?: number;
+  /**
+   * End the transport as stalled when a datagram write has not completed for
+   * this long while the page's timers ran on time (a throttled or busy page
+   * does not count). Browsers complete a datagram write within milliseconds,
+   * sent or dropped; one that never does is a session that stopped sending.
+   * 0 disables. Default 2000 ms, so that a connection with `reconnect`
+   * resumes before its peer's keepalives are missed for long.
+   */
+  stallTimeoutMs?: number;
+}
+
+/** How this transport hands datagrams to the browser. */
+export type DatagramWriterSource = 'writable' | 'createWritable';
+
+/** Pick the outgoing datagram stream: `datagrams.writable` if present, else `datagrams.createWritable()`. */
+function datagramWritable(d: WebTransportDatagrams): { stream: WritableStream<Uint8Array>; source: DatagramWriterSource } {
+  if (d.writable) return { stream: d.writable, source: 'writable' };
+  if (typeof d.createWritable === 'function') return { stream: d.createWritable({}), source: 'createWritable' };
+  throw new RicochetError('RICOCHET_ERR_TRANSPORT_UNAVAILABLE', 'webtransport: this browser offers neither datagrams.writable nor datagrams.createWritable()');
+}
+
+// Stalls seen in this page, by WebTransport endpoint (origin + path, no query:
+// the token changes). `openTransport` reads them to prefer WebSocket for a while.
+const stalls = new Map<string, { at: number; reason: string }>();
+
+function endpointOf(url: string): string {
+  return url.split(/[?#]/)[0] ?? url;
+}
+
+/** Remember that a WebTransport session to `url`'s endpoint stalled now. */
+export function recordWebTransportStall(url: string, reason: string): void {
+  stalls.set(endpointOf(url), { at: performance.now(), reason });
+}
+
+/** The last stall recorded for `url`'s endpoint within `withinMs`, if any. */
+export function recentWebTransportStall(url: string, withinMs: number): { agoMs: number; reason: string } | null {
+  const s = stalls.get(endpointOf(url));
+  if (!s) return null;
+  const agoMs = performance.now() - s.at;
+  return agoMs <= withinMs ? { agoMs, reason: s.reason } : null;
+}
+
+/**
+ * Forget every WebTransport stall this page has recorded, so `openTransport`
+ * tries WebTransport first again (e.g. a user's "retry WebTransport").
+ */
+export function forgetWebTransportStalls(): void {
+  stalls.clear();
 }
 
 function hexToBytes(hex: string): Uint8Array {
@@ -38,10 +106,15 @@ function hexToBytes(hex: string): Uint8Array {
 }
 
 const QUEUE_LIMIT = 512;
+/** Writes handed to the browser and not yet completed, beyond which datagrams wait in our queue. */
+const IN_FLIGHT_LIMIT = 256;
 
 export class WebTransportTransport implements Transport {
   readonly kind = 'webtransport';
+  /** Where outgoing datagrams go: `datagrams.writable`, or a stream from `datagrams.createWritable()`. */
+  readonly datagramWriter: DatagramWriterSource;
   private readonly wt: WebTransportLike;
+  private readonly url: string;
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
   private onData: ((d: Uint8Array) => void) | null = null;
   private onClosed: ((reason: string) => void) | null = null;
@@ -50,19 +123,35 @@ export class WebTransportTransport implements Transport {
   private tokens: number;
   private lastRefill = performance.now();
   private pump: ReturnType<typeof setTimeout> | null = null;
+  /** No more sends or events (closed by us, by the peer, or stalled). */
   private closed = false;
+  /** The session itself was closed (by us, or it ended). */
+  private sessionClosed = false;
   private readonly rate: number;
   private readonly burst: number;
+  private readonly stallMs: number;
+  /** Start times of writes not yet completed, oldest first (a stream completes writes in order). */
+  private readonly inFlight: number[] = [];
+  private stallTimer: ReturnType<typeof setInterval> | null = null;
+  private lastStallCheck = performance.now();
+  /** Pending writes count as pending only from here (moved on when the page's timers ran late). */
+  private stallBaseline = performance.now();
   /** Datagrams dropped because the pacing queue was full. */
   dropped = 0;
   /** Datagrams dropped because they exceeded maxDatagramSize (the run loop
    *  then follows the new size; reliable data is sent again). */
   oversized = 0;
+  /** Most datagram writes the browser held uncompleted at once. */
+  maxInFlight = 0;
+  /** Why this transport was judged stalled, if it was (a write that never completed, or silence). */
+  stalled: string | null = null;
 
-  private constructor(wt: WebTransportLike, options: WebTransportOptions) {
+  private constructor(wt: WebTransportLike, url: string, options: WebTransportOptions) {
     this.wt = wt;
+    this.url = url;
     this.rate = options.datagramsPerMs ?? 4;
     this.burst = options.burst ?? 32;
+    this.stallMs = options.stallTimeoutMs ?? 2000;
     this.tokens = this.burst;
     const d = wt.datagrams;
     try {
@@ -71,12 +160,18 @@ export class WebTransportTransport implements Transport {
     } catch {
       // Not settable in this browser: the defaults apply.
     }
-    this.writer = d.writable.getWriter();
+    const w = datagramWritable(d);
+    this.datagramWriter = w.source;
+    this.writer = w.stream.getWriter();
     void this.readLoop(d.readable.getReader());
     wt.closed.then(
-      (info) => this.finish(`webtransport closed${describe(info)}`),
-      (e) => this.finish(`webtransport failed: ${reasonOf(e)}`),
+      (info) => this.ended(`webtransport closed${describe(info)}`),
+      (e) => this.ended(`webtransport failed: ${reasonOf(e)}`),
     );
+    if (this.stallMs > 0) {
+      const every = Math.max(10, Math.min(250, this.stallMs / 4));
+      this.stallTimer = setInterval(() => this.checkStall(every), every);
+    }
   }
 
   /** True if this runtime has WebTransport at all. */
@@ -104,6 +199,7 @@ export class WebTransportTransport implements Transport {
     });
     try {
       await Promise.race([wt.ready, deadline]);
+      return new WebTransportTransport(wt, url, options);
     } catch (e) {
       try {
         wt.close();
@@ -115,7 +211,6 @@ export class WebTransportTransport implements Transport {
     } finally {
       clearTimeout(timer);
     }
-    return new WebTransportTransport(wt, options);
   }
 
   private async readLoop(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
@@ -154,15 +249,19 @@ export class WebTransportTransport implements Transport {
   }
 
   private flush(): void {
+    if (this.closed) return;
     const now = performance.now();
     this.tokens = Math.min(this.burst, this.tokens + (now - this.lastRefill) * this.rate);
     this.lastRefill = now;
-    while (this.queue.length > 0 && this.tokens >= 1) {
+    while (this.queue.length > 0 && this.tokens >= 1 && this.inFlight.length < IN_FLIGHT_LIMIT) {
       this.tokens -= 1;
       const d = this.queue.shift()!;
-      this.writer.write(d).catch(() => {});
+      this.inFlight.push(now);
+      if (this.inFlight.length > this.maxInFlight) this.maxInFlight = this.inFlight.length;
+      const done = () => this.writeDone();
+      this.writer.write(d).then(done, done);
     }
-    if (this.queue.length > 0 && this.pump === null) {
+    if (this.queue.length > 0 && this.pump === null && this.inFlight.length < IN_FLIGHT_LIMIT) {
       this.pump = setTimeout(() => {
         this.pump = null;
         const wasBlocked = !this.canSend();
@@ -170,6 +269,45 @@ export class WebTransportTransport implements Transport {
         if (wasBlocked && this.canSend()) this.onWritableHandler?.();
       }, 1);
     }
+  }
+
+  /** A write completed (sent or dropped): the browser takes datagrams again. */
+  private writeDone(): void {
+    this.inFlight.shift();
+    if (this.closed || this.queue.length === 0 || this.inFlight.length !== IN_FLIGHT_LIMIT - 1) return;
+    // We had stopped at the in-flight limit: resume.
+    const wasBlocked = !this.canSend();
+    this.flush();
+    if (wasBlocked && this.canSend()) this.onWritableHandler?.();
+  }
+
+  /** Runs every `every` ms: a write pending for stallTimeoutMs of on-time timers ends the transport. */
+  private checkStall(every: number): void {
+    const now = performance.now();
+    // Timers ran late (a background tab, a busy page): the browser may not
+    // have had its chance either, so pending writes start counting again.
+    if (now - this.lastStallCheck > every * 2 + 50) this.stallBaseline = now;
+    this.lastStallCheck = now;
+    const oldest = this.inFlight[0];
+    if (oldest === undefined || this.closed) return;
+    const pendingMs = now - Math.max(oldest, this.stallBaseline);
+    if (pendingMs >= this.stallMs) {
+      this.markStalled(`webtransport stalled: a datagram write has not completed for ${Math.round(now - oldest)} ms (${this.inFlight.length} pending)`);
+      // Leave the session open: a relay ends a session whose client closes
+      // on purpose. The connection closes it once a successor took over.
+      this.finish(this.stalled!);
+    }
+  }
+
+  /**
+   * The transport still looks open but stopped delivering (its own write
+   * check, or a connection's silence check). Recorded for `openTransport`'s
+   * `afterStall`.
+   */
+  markStalled(reason: string): void {
+    if (this.stalled !== null) return;
+    this.stalled = reason;
+    recordWebTransportStall(this.url, reason);
   }
 
   onDatagram(handler: (d: Uint8Array) => void): void {
@@ -183,9 +321,9 @@ export class WebTransportTransport implements Transport {
   }
 
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.pump !== null) clearTimeout(this.pump);
+    this.stop();
+    if (this.sessionClosed) return;
+    this.sessionClosed = true;
     try {
       this.wt.close({ closeCode: 0, reason: 'closed' });
     } catch {
@@ -193,10 +331,23 @@ export class WebTransportTransport implements Transport {
     }
   }
 
-  private finish(reason: string): void {
-    if (this.closed) return;
+  private stop(): void {
     this.closed = true;
     if (this.pump !== null) clearTimeout(this.pump);
+    this.pump = null;
+    if (this.stallTimer !== null) clearInterval(this.stallTimer);
+    this.stallTimer = null;
+  }
+
+  /** The session ended underneath. */
+  private ended(reason: string): void {
+    this.sessionClosed = true;
+    this.finish(reason);
+  }
+
+  private finish(reason: string): void {
+    if (this.closed) return;
+    this.stop();
     this.onClosed?.(reason);
   }
 }

@@ -211,6 +211,29 @@ describe('session resumption', () => {
     expect(conn.state).toBe('open');
   });
 
+  it('silence is counted from the last datagram heard, not from the last check', async () => {
+    const w = world();
+    const first = w.open();
+    const conn = new Connection(first, { clock: w.clock, silenceTimeoutMs: 3_000, reconnect: async () => w.open() });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    // Traffic for a while after the first check was armed, then the path goes silent.
+    for (let i = 0; i < 30; i++) {
+      conn.send(0, payload(i, 100));
+      w.server.send(conn.id, 0, payload(i, 100));
+      w.clock.advance(TICK);
+      await Promise.resolve();
+    }
+    const silent = { ...S1, loss: 1 };
+    first.setLink(silent);
+    w.ends[0]!.setLink(silent);
+    const cut = w.clock.now();
+    expect(await runUntil(w.clock, () => events.some((x) => x.type === 'reconnecting'), 10_000_000)).toBe(true);
+    const detected = (w.clock.now() - cut) / 1000;
+    expect(detected).toBeGreaterThanOrEqual(2_900);
+    expect(detected).toBeLessThan(3_200);
+  });
+
   it('a forged datagram (wrong tag) does not keep a silent transport alive', async () => {
     const w = world();
     const first = w.open();
