@@ -90,6 +90,8 @@ window.ricochetEcho = async (o) => {
   }
   // Phase 2: volume on two ordered channels plus unreliable, at 60 Hz ticks.
   let s0 = pings, s1 = 0, su = 0;
+  // Message sizes in phase 2 per channel (ordered, ordered, unreliable).
+  const sizes = o.sizes ?? [120, 300, 80];
   let tick = 0;
   phase2 = true;
   while (s0 < pings + per || s1 < per || su < unrel) {
@@ -97,9 +99,9 @@ window.ricochetEcho = async (o) => {
     if (tick === o.killAtTick) fetch(`${o.relayHttp}/test/kill-transports`, { method: 'POST' }).catch((e) => log(`kill failed: ${e}`));
     if (tick === o.switchAtTick) openTransport(transportOptions(o.switchTo)).then((c) => (resumeKinds.push(c.kind), conn.switchTransport(c.transport)));
     tick++;
-    for (let k = 0; k < 40 && s0 < pings + per; k++) ids.push(conn.send(0, payload(0, s0++, 120)));
-    for (let k = 0; k < 40 && s1 < per; k++) ids.push(conn.send(1, payload(1, s1++, 300)));
-    for (let k = 0; k < 10 && su < unrel; k++) ids.push(conn.send(2, payload(2, su++, 80)));
+    for (let k = 0; k < 40 && s0 < pings + per; k++) ids.push(conn.send(0, payload(0, s0++, sizes[0])));
+    for (let k = 0; k < 40 && s1 < per; k++) ids.push(conn.send(1, payload(1, s1++, sizes[1])));
+    for (let k = 0; k < 10 && su < unrel; k++) ids.push(conn.send(2, payload(2, su++, sizes[2])));
     await sleep(16);
   }
   const deadline = performance.now() + 20_000;

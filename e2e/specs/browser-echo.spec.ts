@@ -42,6 +42,17 @@ test('WebTransport: thousands of messages on two ordered channels plus unreliabl
   expectComplete(r);
 });
 
+test('a session moved from WebSocket to WebTransport mid-run keeps every message of 1,100 bytes and more', async ({ page }) => {
+  // WebSocket carries 1200-byte datagrams, Firefox's WebTransport 1024 at first: the
+  // session's packets must shrink with the move, and nothing in flight may be lost.
+  const r = await run(page, { force: 'websocket', switchAtTick: 8, switchTo: 'webtransport', sizes: [1100, 3000, 80], reliablePerChannel: 600, pings: 20 });
+  console.log(JSON.stringify({ test: 'switch-ws-to-wt', kind: r.kind, finalKind: r.finalKind, received: r.received, transportDrops: r.transportDrops }));
+  expect(r.kind).toBe('websocket');
+  expect(r.finalKind).toBe('webtransport');
+  expect((r.transportDrops as { oversized: number }).oversized).toBe(0);
+  expectComplete(r);
+});
+
 test('WebTransport unavailable: automatic WebSocket fallback, same guarantees', async ({ page }) => {
   const r = await run(page, { disableWebTransport: true });
   console.log(JSON.stringify({ test: 'websocket-fallback', ...r }));
