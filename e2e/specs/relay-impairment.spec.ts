@@ -26,7 +26,9 @@ test('under the relay’s simulated 5 % loss, reliable channels arrive whole and
     expect(r.receipts).toBe(r.messages);
     expect(r.retransmissions as number).toBeGreaterThan(0);
     expect((r.rttP50 as number) >= 19).toBe(true); // 10 ms each way in the simulator
-    expect((r.received as number[])[2]).toBeLessThan(300); // unreliable echoes lost on the way
+    // Not asserted: that some unreliable echoes are missing. The relay's loss
+    // pattern is seeded, and FEC may repair every one (all 300 arrived in both
+    // browsers in one run); the retransmissions above prove the loss.
     expect(report.impairment).toBe('s1_5pct');
   } finally {
     await web.stop();
