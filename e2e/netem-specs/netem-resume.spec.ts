@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { expect, test, type Browser } from '@playwright/test';
 import { startNetemStack, type NetemStack } from '../netem-stack.js';
 import { runEcho, type Result } from '../netem-echo.js';
+import { expectComplete } from '../echo-checks.js';
 
 const canRun = process.getuid?.() === 0 && existsSync('/dev/net/tun');
 const LOAD = { pings: 50, reliablePerChannel: 1200, unreliable: 300 };
@@ -18,14 +19,6 @@ const LOAD = { pings: 50, reliablePerChannel: 1200, unreliable: 300 };
 const DEADLINE_MS = 1_500;
 
 type Events = { type: string; downtimeMs?: number; attempts?: number; transport?: string; reason?: string }[];
-
-function expectComplete(r: Result) {
-  expect(r.ordered0).toBe(true);
-  expect(r.ordered1).toBe(true);
-  expect(r.corrupt).toBe(0);
-  expect(r.receipts).toBe(r.messages);
-  expect(r.doubleReceipts).toBe(0);
-}
 
 test.describe('netem resumption and fallback (s1_5pct)', () => {
   test.describe.configure({ mode: 'serial' });

@@ -5,6 +5,7 @@ import { createSocket } from 'node:dgram';
 import { expect, test } from '@playwright/test';
 import { MIN_DATAGRAM_SIZE } from '../browsers.js';
 import { startStack, type Stack } from '../stack.js';
+import { expectComplete } from '../echo-checks.js';
 
 let stack: Stack;
 test.beforeAll(async () => {
@@ -20,14 +21,6 @@ async function run(page: import('@playwright/test').Page, opts: Record<string, u
     token: stack.token(),
     ...opts,
   });
-}
-
-function expectComplete(r: Record<string, unknown>) {
-  expect(r.ordered0).toBe(true);
-  expect(r.ordered1).toBe(true);
-  expect(r.corrupt).toBe(0);
-  expect(r.receipts).toBe(r.messages);
-  expect(r.doubleReceipts).toBe(0);
 }
 
 test('WebTransport: thousands of messages on two ordered channels plus unreliable, all receipts', async ({ page, browserName }) => {

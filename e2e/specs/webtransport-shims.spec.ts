@@ -12,6 +12,7 @@
 //    silenceTimeoutMs (reads) of the stall.
 import { expect, test, type Page } from '@playwright/test';
 import { startStack, type Stack } from '../stack.js';
+import { expectComplete } from '../echo-checks.js';
 
 let stack: Stack;
 test.beforeAll(async () => {
@@ -153,14 +154,6 @@ async function run(page: Page, shim: ShimConfig, opts: Record<string, unknown>) 
   });
   const state = await page.evaluate(() => (window as unknown as { __wtShim?: ShimState }).__wtShim ?? null);
   return { r, shim: state };
-}
-
-function expectComplete(r: Record<string, unknown>) {
-  expect(r.ordered0).toBe(true);
-  expect(r.ordered1).toBe(true);
-  expect(r.corrupt).toBe(0);
-  expect(r.receipts).toBe(r.messages);
-  expect(r.doubleReceipts).toBe(0);
 }
 
 type FirstTransport = { kind: string; datagramWriter: string | null; stalled: string | null; maxInFlight: number | null };

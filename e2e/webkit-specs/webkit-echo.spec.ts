@@ -8,6 +8,7 @@
 import { expect, test } from '@playwright/test';
 import { startStack, type Stack } from '../stack.js';
 import { startWebKit, webkitAvailable, type WebKit } from '../webkit.js';
+import { expectComplete } from '../echo-checks.js';
 
 type Result = Record<string, unknown>;
 type Events = { type: string; downtimeMs?: number; transport?: string; reason?: string }[];
@@ -32,14 +33,6 @@ test.describe('webkitgtk: echo over WebSocket', () => {
     await wk!.navigate(stack!.pageUrl);
     await wk!.waitFor(`return 'ricochetEcho' in window`);
     return wk!.call<Result>('ricochetEcho', { relayHttp: stack!.relayHttp, token: stack!.token(), ...opts });
-  }
-
-  function expectComplete(r: Result) {
-    expect(r.ordered0).toBe(true);
-    expect(r.ordered1).toBe(true);
-    expect(r.corrupt).toBe(0);
-    expect(r.receipts).toBe(r.messages);
-    expect(r.doubleReceipts).toBe(0);
   }
 
   test('WebTransport is absent by default', async () => {
