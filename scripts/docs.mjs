@@ -9,11 +9,10 @@
 // `--check` fails on any TypeDoc or rustdoc warning (a broken {@link}, an
 // exported symbol whose type is not documented) and is run by `npm test`.
 // docs/ is generated: git-ignored, never committed.
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { ROOT, isMain } from './setup.mjs';
+import { ROOT, isMain, run } from './setup.mjs';
 
 const OUT = join(ROOT, 'docs', 'api');
 
@@ -23,12 +22,6 @@ const PACKAGES = {
   relay: { name: '@ricochet/relay', entries: ['src/index.ts', 'src/testing.ts'] },
 };
 const CRATES = ['ricochet-native', 'ricochet-core'];
-
-function run(cmd, args, { cwd = ROOT, env = process.env } = {}) {
-  const r = spawnSync(cmd, args, { cwd, env, stdio: 'inherit' });
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
-}
 
 function typedoc(dir, { name, entries }, check) {
   const require = createRequire(join(ROOT, 'package.json'));
