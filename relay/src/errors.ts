@@ -18,6 +18,8 @@ export const RELAY_CLOSE = {
   RELAY_ERR_RATE_LIMITED: 4429,
   RELAY_ERR_IDLE_TIMEOUT: 4000,
   RELAY_SESSION_MOVED: 4001,
+  /** The relay is draining: resume this session through another relay now (same token). */
+  RELAY_SESSION_MOVING: 4002,
   RELAY_ERR_BACKEND_UNREACHABLE: 4502,
   RELAY_ERR_SERVER_FULL: 4503,
   RELAY_SHUTTING_DOWN: 1001,

@@ -57,8 +57,23 @@ export interface RelayOptions {
    * same token (the backend sees the same peer). 0 disables. Default 10 000 ms.
    */
   resumeWindowMs: number;
-  /** On SIGTERM, wait this long for sessions to end before closing them. Default 10 000 ms. */
+  /**
+   * On SIGTERM the relay drains: /healthz answers 503 and new links are
+   * refused at once; after `drainNoticeMs` (time for balancers to see the
+   * 503) every client is told to resume through another relay (close code
+   * 4002), and the relay stops once its sessions are gone or `drainMs` has
+   * passed. Default 10 000 ms.
+   */
   drainMs: number;
+  /** See `drainMs`: how long a draining relay keeps serving before it moves its clients. Default 0. */
+  drainNoticeMs: number;
+  /**
+   * A relay that never saw a session (another relay held it) takes it over
+   * on a link whose first datagram is DATA and whose token's signature
+   * verifies, up to this long after the token expired; the game server
+   * checks the session key before it moves the connection. Default 86 400 s.
+   */
+  resumeTokenMaxAgeSeconds: number;
   /** Production mode refuses development endpoints. Default false. */
   production: boolean;
   /**
@@ -118,6 +133,8 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   idleTimeoutMs: 30_000,
   resumeWindowMs: 10_000,
   drainMs: 10_000,
+  drainNoticeMs: 0,
+  resumeTokenMaxAgeSeconds: 86_400,
   production: false,
   testControl: false,
   tokenLeewaySeconds: 30,
@@ -150,6 +167,8 @@ export function validate(o: RelayOptions): RelayOptions {
     ['idleTimeoutMs', 1, 3.6e7],
     ['resumeWindowMs', 0, 3.6e6],
     ['drainMs', 0, 3.6e6],
+    ['drainNoticeMs', 0, 3.6e6],
+    ['resumeTokenMaxAgeSeconds', 0, 3.1e7],
     ['tokenLeewaySeconds', 0, 600],
     ['maxTokenLifetimeSeconds', 1, 30 * 86400],
     ['replayCacheSize', 1, 1e8],

@@ -14,7 +14,7 @@ import { validate, type RelayOptions } from './options.js';
 import { checkImpairment, type ImpairmentSpec } from './impairment.js';
 import { ReplayCache } from './replay-cache.js';
 import { resumeCandidate } from './resume.js';
-import { Session, type ClientLink, type LinkHandle } from './session.js';
+import { Session, type ClientLink, type LinkHandle, type SessionStart } from './session.js';
 import { TokenError, checkTimes, verifyTokenSignature, type TokenClaims, type TokenTimePolicy } from './token.js';
 import { WsListener } from './ws-listener.js';
 import { WtListener, loadAddon } from './wt-listener.js';
@@ -41,7 +41,7 @@ export class Relay {
   readonly metrics = new RelayMetrics();
   readonly log: Logger;
   private readonly sessions = new Map<number, Session>();
-  /** Live (or parked) sessions by their token's jti: one each. */
+  /** Live (or parked) sessions by their token's jti: one each (a take-over joins once the game server grants it). */
   private readonly byJti = new Map<string, Session>();
   /** Sessions by backend and pinned connection ID: one holder each. */
   private readonly byConnId = new Map<string, Session>();
@@ -224,10 +224,14 @@ export class Relay {
   /**
    * Check a connect token for a new client link. Returns the handle the
    * listener feeds, or closes the link with the reason and returns null.
-   * Nothing reaches a backend before this succeeds. A token whose session is
-   * still live or parked may resume it (see resume.ts), even past the token's
-   * expiry: the session bounds that. Otherwise a token opens one session,
-   * once: a used token is refused even after its session ended.
+   * Nothing reaches a backend before this succeeds. A token whose session
+   * this relay started, live or parked, may resume it (see resume.ts), even
+   * past the token's expiry: the session bounds that. Otherwise a token
+   * opens one new connection here, once (a used token's HELLO is refused
+   * even after its session ended), and any validly signed token, used or
+   * expired (up to `resumeTokenMaxAgeSeconds`), may take over a session the
+   * game server still holds: relays share nothing, so a session whose relay
+   * died or drained continues through any other (see session.ts).
    */
   admit(token: string, link: ClientLink): LinkHandle | null {
     const refuse = (code: RelayCloseCode, detail?: string): null => {
@@ -243,32 +247,55 @@ export class Relay {
       const live = this.byJti.get(claims.jti);
       // A live session that never carried a connection has nothing to resume.
       if (live?.connectionId === null) return refuse('RELAY_ERR_TOKEN_IN_USE', 'this token already has a live session');
-      const onRefused = (code: RelayCloseCode) => this.metrics.rejected.inc({ code });
-      if (live) return resumeCandidate(live, link, this.options.handshakeTimeoutMs, onRefused);
-      // Used before: its session ended. The first datagram says whether this is a late resume or a replay.
-      if (this.replay.has(claims.jti)) return resumeCandidate(null, link, this.options.handshakeTimeoutMs, onRefused);
-      checkTimes(claims, Date.now() / 1000, this.timePolicy);
+      // Started here: the relay knows the key and checks the resume itself.
+      if (live?.knowsKey) return resumeCandidate(live, link, this.options.handshakeTimeoutMs, (code) => this.metrics.rejected.inc({ code }));
+      const now = Date.now() / 1000;
+      let helloRefused: SessionStart['helloRefused'] = null;
+      try {
+        checkTimes(claims, now, this.timePolicy);
+      } catch (e) {
+        if (!(e instanceof TokenError) || e.code !== 'RELAY_ERR_TOKEN_EXPIRED') throw e;
+        if (now > claims.exp + this.options.resumeTokenMaxAgeSeconds) throw e;
+        helloRefused = { code: e.code, detail: e.message };
+      }
+      // Spent here before, or carried here by a take-over: only a take-over now.
+      if (!helloRefused && (live || this.replay.has(claims.jti))) helloRefused = { code: 'RELAY_ERR_TOKEN_REUSED', detail: 'connect tokens are single use' };
+      return this.open(claims, link, refuse, { helloRefused });
     } catch (e) {
       if (e instanceof TokenError) return refuse(e.code, e.message);
       throw e;
     }
-    return this.open(claims, link, refuse);
   }
 
-  /** Start a new session for verified `claims` on `link`, within capacity and the allowlist; the token is spent. */
-  private open(claims: TokenClaims, link: ClientLink, refuse: (code: RelayCloseCode, detail?: string) => null): LinkHandle | null {
+  /**
+   * Start a session for verified `claims` on `link`, within capacity and the
+   * allowlist. A token that may still open a connection is spent here.
+   */
+  private open(claims: TokenClaims, link: ClientLink, refuse: (code: RelayCloseCode, detail?: string) => null, begin: SessionStart): LinkHandle | null {
     if (this.sessions.size >= this.options.maxSessions) return refuse('RELAY_ERR_SERVER_FULL');
     if (!backendAllowed(this.options.allowBackends, claims.backend)) return refuse('RELAY_ERR_BACKEND_NOT_ALLOWED', claims.backend);
-    const spent = this.replay.use(claims.jti, claims.exp);
-    if (spent === 'full') return refuse('RELAY_ERR_SERVER_FULL', 'too many recent tokens');
-    if (spent === 'reused') return refuse('RELAY_ERR_TOKEN_REUSED');
-    const session = new Session(this.nextId++, claims, link, this.options, this.metrics, this.log, {
-      attestationKey: this.attestationKey,
-      claimConnectionId: (s, id) => this.claimConnectionId(s, id),
-      ended: (s) => this.ended(s),
-    });
+    if (!begin.helloRefused) {
+      const spent = this.replay.use(claims.jti, claims.exp);
+      if (spent === 'full') return refuse('RELAY_ERR_SERVER_FULL', 'too many recent tokens');
+      if (spent === 'reused') return refuse('RELAY_ERR_TOKEN_REUSED');
+    }
+    const session = new Session(
+      this.nextId++,
+      claims,
+      link,
+      this.options,
+      this.metrics,
+      this.log,
+      {
+        attestationKey: this.attestationKey,
+        claimConnectionId: (s, id) => this.claimConnectionId(s, id),
+        tookOver: (s) => this.tookOver(s),
+        ended: (s) => this.ended(s),
+      },
+      begin,
+    );
     this.sessions.set(session.id, session);
-    this.byJti.set(claims.jti, session);
+    if (!begin.helloRefused) this.byJti.set(claims.jti, session);
     this.metrics.sessions.inc({ transport: link.transport });
     if (this.impairment) session.setImpairment(this.impairment);
     this.log.info({ session: session.id, sub: claims.sub, backend: claims.backend, transport: link.transport }, 'session open');
@@ -283,6 +310,19 @@ export class Relay {
     if (holder && holder !== s) return false;
     this.byConnId.set(key, s);
     return true;
+  }
+
+  /**
+   * The game server moved `s`'s connection to its socket: it holds the ID
+   * and the token now, and a session that carried the connection here
+   * before is done (the server no longer sends to it).
+   */
+  private tookOver(s: Session): void {
+    const key = `${s.claims.backend}/${s.connectionId}`;
+    const before = this.byConnId.get(key);
+    this.byConnId.set(key, s);
+    this.byJti.set(s.claims.jti, s);
+    if (before && before !== s) before.close('RELAY_SESSION_MOVED');
   }
 
   private ended(s: Session): void {
@@ -359,22 +399,38 @@ export class Relay {
     return (await this.wt?.reloadCertificate()) ?? false;
   }
 
-  /** Stop accepting, let sessions finish for up to drainMs, then close the rest. */
+  /**
+   * Drain (SIGTERM): refuse new links and answer /healthz with 503 at once;
+   * after `drainNoticeMs`, the time balancers need to see the 503, tell every
+   * client to resume through another relay (4002, which the SDK acts on at
+   * once), give the close frames up to `closeGraceMs` to reach them, and
+   * stop, all within `drainMs`.
+   */
   async drain(): Promise<void> {
     if (this.draining) return;
     this.draining = true;
-    this.log.info({ sessions: this.sessions.size, drainMs: this.options.drainMs }, 'draining');
-    const deadline = Date.now() + this.options.drainMs;
-    // A parked session has no client to finish with: it does not hold the drain up.
+    const o = this.options;
+    this.log.info({ sessions: this.sessions.size, drainNoticeMs: o.drainNoticeMs, drainMs: o.drainMs }, 'draining');
+    const deadline = Date.now() + o.drainMs;
+    // A parked session has no client to tell: it does not hold the drain up.
     const closeParked = () => {
       for (const s of [...this.sessions.values()]) if (s.parked) s.close('RELAY_SHUTTING_DOWN');
     };
+    const waitUntil = async (done: () => boolean, until: number) => {
+      while (!done() && Date.now() < until) await sleep(Math.max(1, Math.min(50, until - Date.now())));
+    };
     closeParked();
-    while (this.sessions.size > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      closeParked();
-    }
+    await waitUntil(() => (closeParked(), this.sessions.size === 0), Math.min(deadline, Date.now() + o.drainNoticeMs));
+    const moving = this.sessions.size;
+    for (const s of [...this.sessions.values()]) s.close('RELAY_SESSION_MOVING', 'resume through another relay');
+    await waitUntil(() => this.openLinks() === 0, Math.min(deadline, Date.now() + o.closeGraceMs));
+    this.log.info({ moved: moving, linksLeft: this.openLinks() }, 'drained');
     await this.stop();
+  }
+
+  /** Client links the listeners still hold (a closed one leaves when its peer answers the close). */
+  private openLinks(): number {
+    return (this.ws?.wss.clients.size ?? 0) + (this.wt?.openSessions ?? 0);
   }
 
   async stop(): Promise<void> {
@@ -387,6 +443,8 @@ export class Relay {
     this.log.info('relay stopped');
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function closeServer(server: HttpServer | null): Promise<void> {
   if (!server) return Promise.resolve();

@@ -5,6 +5,14 @@
 // client's transport drops, the session is parked for `resumeWindowMs` with
 // its backend socket kept, so the same client can resume it on a new
 // transport and the backend never notices (see resume.ts).
+//
+// A session can also be taken over from another relay (one that died or is
+// draining): its first datagram is DATA for a connection this relay never
+// saw. The relay cannot check the session key it never learnt, so it asks the
+// game server: it forwards the DATA from a new backend socket, and the server
+// moves the connection there only if the packet's tag verifies (WIRE.md,
+// "Path validation"). The server's first datagram back on that socket is the
+// proof; without one within `handshakeTimeoutMs` the link is refused.
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { attestHello, claimsJson, parseHello } from './attestation.js';
@@ -45,8 +53,10 @@ export function packetHeader(d: Uint8Array): { type: number; connId: number } | 
 
 /** HELLO: the only packet that may open a new session. */
 export const HELLO = 1;
-/** DATA first means the client thinks it resumes a session that is gone. */
+/** DATA first: the client resumes a session another relay (or this one, earlier) carried. */
 const DATA = 4;
+/** Most client datagrams forwarded while a take-over waits for the game server's answer. */
+const TAKEOVER_LIMIT = 64;
 
 /** Most datagrams held while the backend socket is still connecting. */
 const PENDING_LIMIT = 64;
@@ -57,14 +67,28 @@ const PENDING_LIMIT = 64;
  */
 const ABUSE_WINDOW_MS = 2_000;
 
+/**
+ * How a session may begin: with a HELLO (a new connection) or DATA (a take-
+ * over). `helloRefused` says why a HELLO is refused on this link (the token
+ * is spent or expired), leaving only a take-over.
+ */
+export interface SessionStart {
+  helloRefused: { code: RelayCloseCode; detail: string } | null;
+}
+
 /** What a session asks of the relay that owns it. */
 export interface SessionOwner {
   /** Key of the attestations this relay puts in HELLOs (see attestation.ts). */
   readonly attestationKey: Buffer;
   /** Pin a connection ID to this session; false if another session holds it. */
   claimConnectionId(s: Session, id: number): boolean;
+  /** The game server answered a take-over: `s` now carries its connection (older holders are done). */
+  tookOver(s: Session): void;
   ended(s: Session, code: RelayCloseCode | 'client_closed'): void;
 }
+
+/** Ways a session ends that refuse nothing. */
+const NOT_REFUSALS = new Set<RelayCloseCode>(['RELAY_SHUTTING_DOWN', 'RELAY_ERR_IDLE_TIMEOUT', 'RELAY_SESSION_MOVED', 'RELAY_SESSION_MOVING']);
 
 export class Session {
   private socket: Socket | null = null;
@@ -90,6 +114,9 @@ export class Session {
   private readonly claimsBytes: Buffer;
   /** Times this session moved to a new client link. */
   resumes = 0;
+  /** A take-over waiting for the game server's first datagram on this socket. */
+  private takingOver = false;
+  private takeoverSent = 0;
 
   constructor(
     readonly id: number,
@@ -99,6 +126,7 @@ export class Session {
     private readonly metrics: RelayMetrics,
     private readonly log: Logger,
     private readonly owner: SessionOwner,
+    private readonly begin: SessionStart = { helloRefused: null },
   ) {
     this.link = link;
     this.lastTransport = link.transport;
@@ -123,6 +151,16 @@ export class Session {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /** True if this relay knows the session key (it saw the HELLO), so a resume can be checked here. */
+  get knowsKey(): boolean {
+    return this.proof !== null;
+  }
+
+  /** True while a take-over waits for the game server. */
+  get pendingTakeover(): boolean {
+    return this.takingOver;
   }
 
   /**
@@ -212,14 +250,20 @@ export class Session {
     // Every HELLO reaches the game server attested: the claims are the relay's word, not the client's.
     if (hello) out = attestHello(hello, this.owner.attestationKey, this.claimsBytes);
     if (this.connId === null) {
-      // Only a HELLO opens a connection: a session cannot adopt (and so
-      // hijack) another client's connection ID by sending DATA first.
-      if (h.type === DATA) return this.close('RELAY_ERR_RESUME_FAILED', 'no session to resume for this token');
-      if (h.type !== HELLO) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'a session must start with HELLO');
-      // Another session's ID: its HELLO would reach the backend as that session's.
-      if (!this.owner.claimConnectionId(this, connId)) return this.close('RELAY_ERR_CONNECTION_ID_IN_USE', 'another session holds this connection ID');
-      this.connId = connId;
-      this.proof = new SessionProof(hello!.key);
+      // DATA first: a take-over, which only the game server can grant (it
+      // checks the tag), so the ID is not pinned here until it answers.
+      if (h.type === DATA) {
+        this.connId = connId;
+        this.takingOver = true;
+        this.timers.push(setTimeout(() => this.takingOver && this.close('RELAY_ERR_RESUME_FAILED', 'the game server does not know this session'), this.opts.handshakeTimeoutMs));
+      } else {
+        if (h.type !== HELLO) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'a session must start with HELLO or DATA');
+        if (this.begin.helloRefused) return this.close(this.begin.helloRefused.code, this.begin.helloRefused.detail);
+        // Another session's ID: its HELLO would reach the backend as that session's.
+        if (!this.owner.claimConnectionId(this, connId)) return this.close('RELAY_ERR_CONNECTION_ID_IN_USE', 'another session holds this connection ID');
+        this.connId = connId;
+        this.proof = new SessionProof(hello!.key);
+      }
     } else if (connId !== this.connId) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'connection ID changed mid-session');
     if (!this.packets.take(1) || !this.bytes.take(d.length)) {
       this.metrics.drops.inc({ reason: 'rate_limited' });
@@ -228,6 +272,7 @@ export class Session {
         this.close('RELAY_ERR_RATE_LIMITED', `sustained over ${this.opts.maxDatagramsPerSecond} datagrams/s`);
       return;
     }
+    if (this.takingOver && ++this.takeoverSent > TAKEOVER_LIMIT) return void this.metrics.drops.inc({ reason: 'takeover_pending' });
     this.lastActivity = Date.now();
     this.proof?.observe(d);
     const up = this.metrics.forwarded('to_backend', this.transport);
@@ -272,6 +317,15 @@ export class Session {
   /** Datagrams from the backend go out in one batch per event-loop turn. */
   private fromBackend(msg: Buffer): void {
     if (this.ended) return;
+    if (this.takingOver) {
+      // Only the game server's own packets for this connection grant it (the socket is connected to it).
+      if (packetHeader(msg)?.connId !== this.connId) return void this.metrics.drops.inc({ reason: 'takeover_pending' });
+      this.takingOver = false;
+      this.resumes++;
+      this.metrics.resumes.inc({ transport: this.lastTransport });
+      this.log.info({ session: this.id, sub: this.claims.sub, transport: this.lastTransport }, 'session taken over');
+      this.owner.tookOver(this);
+    }
     this.proof?.observeDown(msg);
     this.lastActivity = Date.now();
     // Parked: nothing to deliver to; the endpoints' own recovery resends after the resume.
@@ -302,7 +356,7 @@ export class Session {
   close(code: RelayCloseCode, detail?: string): void {
     if (this.ended) return;
     this.log.info({ session: this.id, sub: this.claims.sub, code, detail }, 'session closed by relay');
-    if (code !== 'RELAY_SHUTTING_DOWN' && code !== 'RELAY_ERR_IDLE_TIMEOUT' && code !== 'RELAY_SESSION_MOVED') this.metrics.rejected.inc({ code });
+    if (!NOT_REFUSALS.has(code)) this.metrics.rejected.inc({ code });
     this.link?.close(RELAY_CLOSE[code], closeReason(code, detail));
     this.end(code);
   }

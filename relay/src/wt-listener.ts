@@ -223,6 +223,11 @@ export class WtListener {
     this.rotation.unref();
   }
 
+  /** WebTransport sessions not yet closed (a closing one leaves when its peer answers). */
+  get openSessions(): number {
+    return this.sessions.size;
+  }
+
   async stop(): Promise<void> {
     if (this.rotation) clearTimeout(this.rotation);
     const s = this.server;

@@ -101,7 +101,7 @@ describe('relay budgets and refusals', () => {
   });
 
   it('drains without waiting for parked sessions, and tells an upgrade during the drain why it is refused', async () => {
-    const { relay, wsUrl } = await startRelay({ drainMs: 8000, resumeWindowMs: 8000 });
+    const { relay, wsUrl } = await startRelay({ drainMs: 8000, drainNoticeMs: 1000, resumeWindowMs: 8000 });
     const live = await rawSession(`${wsUrl}?token=${token()}`, 0x55555555);
     const parked = await rawSession(`${wsUrl}?token=${token()}`, 0x33333333);
     await waitFor(() => relay.sessionCount === 2);
@@ -111,9 +111,9 @@ describe('relay budgets and refusals', () => {
     const drained = relay.drain();
     const late = await rawSession(`${wsUrl}?token=${token()}`, 0x44444444);
     expect(await late.closed).toMatchObject({ code: 1001, reason: expect.stringMatching(/^RELAY_SHUTTING_DOWN/) });
-    // The parked session is gone at once; the live one finishes on its own.
-    expect(await waitFor(() => relay.sessionCount === 1, 2000)).toBe(true);
-    live.ws.close(1000);
+    // The parked session is gone at once; the live one is told to move after the notice.
+    expect(await waitFor(() => relay.sessionCount === 1, 900)).toBe(true);
+    expect(await live.closed).toMatchObject({ code: 4002, reason: expect.stringMatching(/^RELAY_SESSION_MOVING/) });
     await drained;
     expect(Date.now() - t0).toBeLessThan(3000);
   });

@@ -74,7 +74,8 @@ describe('relay over WebSocket', () => {
     const cases: [string, RegExp, ((ws: WebSocket) => void)?][] = [
       [`${wsUrl}`, /^RELAY_ERR_TOKEN_MALFORMED/],
       [`${wsUrl}?token=${good.slice(0, -3)}abc`, /^RELAY_ERR_TOKEN_SIGNATURE/],
-      [`${wsUrl}?token=${token({ ttlSeconds: -5 })}`, /^RELAY_ERR_TOKEN_EXPIRED/],
+      // Expired: no new connection (a take-over of a live one, DATA first, is still let through).
+      [`${wsUrl}?token=${token({ ttlSeconds: -5 })}`, /^RELAY_ERR_TOKEN_EXPIRED/, sendHello],
       [`${wsUrl}?token=${good}`, /^RELAY_ERR_TOKEN_IN_USE/, sendHello],
       [`${wsUrl}?token=${token({ backend: '127.0.0.1:1' })}`, /^RELAY_ERR_BACKEND_NOT_ALLOWED/],
     ];
@@ -139,8 +140,8 @@ describe('relay over WebSocket', () => {
 });
 
 describe('relay drain', () => {
-  it('on drain, refuses new sessions, reports draining, and closes the rest with RELAY_SHUTTING_DOWN', async () => {
-    const r = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], drainMs: 300 }, createLogger('silent'));
+  it('on drain, refuses new sessions and reports draining at once, then tells the rest to move to another relay', async () => {
+    const r = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], drainMs: 3000, drainNoticeMs: 300 }, createLogger('silent'));
     const a = await r.start();
     const t = await WebSocketTransport.connect(`${a.webSocketUrl}?token=${token()}`, { WebSocket: WebSocket as never });
     const conn = new Connection(t);
@@ -153,8 +154,10 @@ describe('relay drain', () => {
     const health = await fetch(a.webSocketUrl.replace('ws://', 'http://').replace('/ricochet', '/healthz'));
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ status: 'draining' });
+    expect(conn.state).toBe('open'); // still served during the notice
     await draining;
+    // This client has no `reconnect`, so the move ends it; one with it resumes elsewhere (fleet.test.ts).
     expect(await waitFor(() => conn.state === 'closed')).toBe(true);
-    expect(conn.closeInfo?.reason).toMatch(/RELAY_SHUTTING_DOWN/);
+    expect(conn.closeInfo?.reason).toMatch(/\(4002: RELAY_SESSION_MOVING: resume through another relay\)/);
   });
 });

@@ -165,7 +165,8 @@ describe('session resumption through the relay', () => {
     const t = token(1);
     const s = await echoSession(t);
     await sleep(1_300); // the token is now expired; the session is not
-    expect((await rawClose(`${wsUrl}?token=${token(-1)}`)).reason).toMatch(/^RELAY_ERR_TOKEN_EXPIRED/);
+    // An expired token opens no new connection (it could still carry a live one over: fleet.test.ts).
+    expect((await rawClose(`${wsUrl}?token=${token(-1)}`, hello(0x0a0b0c0d))).reason).toMatch(/^RELAY_ERR_TOKEN_EXPIRED/);
     sockets.at(-1)!.terminate();
     expect(await waitFor(() => s.events.includes('resumed'))).toBe(true);
     s.stop();
@@ -227,7 +228,8 @@ describe('session resumption through the relay', () => {
     first.conn.close();
   });
 
-  it('a session parked longer than resumeWindowMs ends, and the client is told its resume failed', async () => {
+  it('a session parked longer than resumeWindowMs ends at the relay; the late client takes its connection over on a new backend socket', async () => {
+    seenPorts.clear();
     const { s, relaySession } = await ownSession(() => echoSession(token()));
     // Cut the socket and keep the client from reconnecting until the window has passed.
     const conn = s.conn as unknown as { resume: { reconnect: () => Promise<unknown> } };
@@ -237,11 +239,23 @@ describe('session resumption through the relay', () => {
       return open();
     };
     sockets.at(-1)!.terminate();
-    // Had the relay kept it past the window, the late reconnect would resume it.
     expect(await waitFor(() => relaySession() === undefined)).toBe(true);
-    expect(await waitFor(() => s.conn.state === 'closed', 5_000)).toBe(true);
+    // The game server still holds the connection: it moves it to the new socket once the tag verifies.
+    expect(await waitFor(() => s.events.includes('resumed'), 5_000)).toBe(true);
     s.stop();
-    expect(s.conn.closeInfo?.code).toBe('RICOCHET_ERR_RESUME_FAILED');
-    expect(s.conn.closeInfo?.reason).toMatch(/RELAY_ERR_RESUME_FAILED/);
+    expect(await waitFor(() => s.got.length === s.sent())).toBe(true);
+    expect(s.got).toEqual([...Array(s.sent()).keys()]);
+    expect(seenPorts.size).toBe(2);
+    expect(disconnects).not.toContain(s.conn.id);
+    s.conn.close();
+  });
+
+  it('a take-over of a connection the game server does not hold is refused once the server stays silent', async () => {
+    const t0 = Date.now();
+    const refused = await rawClose(`${wsUrl}?token=${token()}`, packet(4, 0x5eed0001));
+    expect(refused.code).toBe(4410);
+    expect(refused.reason).toBe('RELAY_ERR_RESUME_FAILED: the game server does not know this session');
+    // Refused at the handshake deadline (1 000 ms here), not at once and not at the idle timeout.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
   });
 });
