@@ -8,7 +8,7 @@ import { reasonOf, RicochetError, sendError, type ErrorCode } from './errors.js'
 import { configuredDatagramSize, coreConfig, fecPreset } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
-import { Outage, resumeSettings, type ResumeSettings } from './resume.js';
+import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
 import { clientWasm, type ClientGlue } from './wasm.js';
 
@@ -145,7 +145,7 @@ export class Connection extends Emitter<ConnectionEvents> {
       if (next) return next(info);
       throw new Error(`the transport switched to closed: ${info.reason}`);
     };
-    this.outage = new Outage({ reconnect, windowMs: this.resume?.windowMs ?? 10_000, silenceMs: 0 }, this.resumeHost(), 'switched transport');
+    this.outage = new Outage({ reconnect, windowMs: this.resume?.windowMs ?? 10_000, silenceMs: 0, quietMs: 0 }, this.resumeHost(), 'switched transport');
   }
 
   /** Resolves once connected; rejects with the close error if it never does. */
@@ -436,26 +436,52 @@ export class Connection extends Emitter<ConnectionEvents> {
     };
   }
 
-  /** With reconnect on: a transport that delivers nothing for silenceTimeoutMs is treated as dead. */
+  /**
+   * With reconnect on: a transport that delivers nothing for
+   * silenceTimeoutMs is treated as dead, and so is one that answers none of
+   * the probes sent after quietProbeMs of silence (see ResumeOptions).
+   */
   private watchSilence(): void {
     const ms = this.resume?.silenceMs ?? 0;
-    if (ms <= 0 || this.core === null) return;
+    const quietMs = this.resume?.quietMs ?? 0;
+    if ((ms <= 0 && quietMs <= 0) || this.core === null) return;
+    const limitUs = (ms > 0 ? ms : Infinity) * 1000;
+    const quietUs = (quietMs > 0 ? quietMs : Infinity) * 1000;
+    let probes = 0;
     const check = () => {
       this.cancelSilence = null;
-      if (this.core === null) return;
+      const core = this.core;
+      if (core === null) return;
       const now = this.clock.now();
-      if (this._state === 'open' && this.current !== null && now - this.lastHeardUs >= ms * 1000) {
-        const reason = `nothing arrived for ${ms} ms`;
-        this.current.markStalled?.(reason);
-        this.retire(this.current);
-        this.transportClosed(reason);
+      const silentUs = now - this.lastHeardUs;
+      let next = this.lastHeardUs + Math.min(limitUs, quietUs);
+      if (silentUs < quietUs) probes = 0;
+      if (this._state === 'open' && this.current !== null && silentUs >= Math.min(limitUs, quietUs)) {
+        if (silentUs < limitUs && probes < QUIET_PROBES) {
+          probes++;
+          core.handlePathChange(now); // a probe: ack-eliciting, answered within a round trip
+          this.drain();
+          next = now + this.probeAnswerUs();
+        } else {
+          const reason = silentUs >= limitUs ? `nothing arrived for ${ms} ms` : `no answer to ${probes} probes in ${Math.round(silentUs / 1000)} ms of silence`;
+          this.current.markStalled?.(reason);
+          this.retire(this.current);
+          this.transportClosed(reason);
+          probes = 0;
+        }
       }
-      // Next: silenceTimeoutMs after the last datagram heard (not after this
-      // check, which would let up to twice that pass unnoticed).
-      const next = this.lastHeardUs + ms * 1000;
-      this.cancelSilence = this.clock.at(next > now ? next : now + ms * 1000, check);
+      // Not before the next deadline from the last datagram heard (a later
+      // one would let up to twice the limit pass unnoticed).
+      this.cancelSilence = this.clock.at(next > now ? next : now + Math.min(limitUs, quietUs), check);
     };
-    this.cancelSilence = this.clock.at(this.lastHeardUs + ms * 1000, check);
+    this.cancelSilence = this.clock.at(this.lastHeardUs + Math.min(limitUs, quietUs), check);
+  }
+
+  /** Time a probe gets to be answered: three smoothed round trips with variance plus the ack delay, at least PROBE_ANSWER_MIN_MS. */
+  private probeAnswerUs(): number {
+    const s = this.core === null ? null : decodeStats(this.core.stats());
+    const rtt = s ? s.rttMs + 4 * s.rttVarMs : 0;
+    return Math.max(PROBE_ANSWER_MIN_MS, 3 * rtt + 25) * 1000;
   }
 
   /** Release the wasm side once nothing more can happen. */

@@ -29,7 +29,22 @@ export interface ResumeOptions {
    * keepalives arrive every `keepaliveMs` otherwise). 0 disables. Default 4 000 ms.
    */
   silenceTimeoutMs?: number;
+  /**
+   * With `reconnect`: after this long with nothing arrived, ask the peer (a
+   * probe it acknowledges within a round trip); three probes unanswered,
+   * each given at least 250 ms, mark the transport dead well before
+   * `silenceTimeoutMs` — a relay that dies without a word (a killed
+   * process behind a UDP balancer) is noticed in about a second. A live but
+   * quiet peer answers, so it costs a probe, not a reconnect. 0 disables.
+   * Default 500 ms.
+   */
+  quietProbeMs?: number;
 }
+
+/** Probes sent after `quietProbeMs` of silence before the transport counts as dead. */
+export const QUIET_PROBES = 3;
+/** Least time given each probe to be answered, ms (a round trip plus the peer's ack delay, on a slow path). */
+export const PROBE_ANSWER_MIN_MS = 250;
 
 /** Relay refusals that a retry cannot fix: stop resuming at once. */
 const FINAL = /RELAY_ERR_(RESUME_FAILED|TOKEN_(MALFORMED|SIGNATURE|EXPIRED|IN_USE)|BACKEND_NOT_ALLOWED)/;
@@ -43,6 +58,7 @@ export interface ResumeSettings {
   reconnect: ReconnectFn;
   windowMs: number;
   silenceMs: number;
+  quietMs: number;
 }
 
 export function resumeSettings(o: ResumeOptions, idleTimeoutMs: number): ResumeSettings | null {
@@ -57,6 +73,7 @@ export function resumeSettings(o: ResumeOptions, idleTimeoutMs: number): ResumeS
     reconnect: o.reconnect,
     windowMs: Math.min(ms('resumeWindowMs', o.resumeWindowMs, 10_000, false), idleTimeoutMs),
     silenceMs: ms('silenceTimeoutMs', o.silenceTimeoutMs, 4_000, true),
+    quietMs: ms('quietProbeMs', o.quietProbeMs, 500, true),
   };
 }
 

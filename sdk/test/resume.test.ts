@@ -192,6 +192,7 @@ describe('session resumption', () => {
     const conn = new Connection(first, {
       clock: w.clock,
       silenceTimeoutMs: 3_000,
+      quietProbeMs: 0,
       reconnect: async () => w.open(),
     });
     const { events, atClient } = record(conn);
@@ -214,7 +215,7 @@ describe('session resumption', () => {
   it('silence is counted from the last datagram heard, not from the last check', async () => {
     const w = world();
     const first = w.open();
-    const conn = new Connection(first, { clock: w.clock, silenceTimeoutMs: 3_000, reconnect: async () => w.open() });
+    const conn = new Connection(first, { clock: w.clock, silenceTimeoutMs: 3_000, quietProbeMs: 0, reconnect: async () => w.open() });
     const { events } = record(conn);
     expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
     // Traffic for a while after the first check was armed, then the path goes silent.
@@ -237,7 +238,7 @@ describe('session resumption', () => {
   it('a forged datagram (wrong tag) does not keep a silent transport alive', async () => {
     const w = world();
     const first = w.open();
-    const conn = new Connection(first, { clock: w.clock, silenceTimeoutMs: 3_000, reconnect: async () => w.open() });
+    const conn = new Connection(first, { clock: w.clock, silenceTimeoutMs: 3_000, quietProbeMs: 0, reconnect: async () => w.open() });
     const { events } = record(conn);
     expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
     const silent = { ...S1, loss: 1 };
@@ -252,6 +253,44 @@ describe('session resumption', () => {
     expect(detected).toBeGreaterThanOrEqual(3_000);
     expect(detected).toBeLessThan(4_100);
     expect(conn.stats().unauthenticated).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a transport that answers none of its quiet probes is dead in about a second, long before silenceTimeoutMs', async () => {
+    const w = world();
+    const first = w.open();
+    const conn = new Connection(first, { clock: w.clock, reconnect: async () => w.open() });
+    const { events, atClient } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    const silent = { ...S1, loss: 1 };
+    first.setLink(silent);
+    w.ends[0]!.setLink(silent);
+    const cut = w.clock.now();
+    for (let i = 0; i < 10; i++) w.server.send(conn.id, 0, payload(i, 100));
+    expect(await runUntil(w.clock, () => events.some((x) => x.type === 'reconnecting'), 10_000_000)).toBe(true);
+    const detected = (w.clock.now() - cut) / 1000;
+    // 500 ms of quiet, then three probes given 250 ms each (this path's round trip is ~20 ms).
+    expect(detected).toBeGreaterThanOrEqual(1_250);
+    expect(detected).toBeLessThan(1_400);
+    expect((events[0]!.e as { reason: string }).reason).toMatch(/^no answer to 3 probes in 1\d{3} ms of silence$/);
+    expect(await runUntil(w.clock, () => atClient.length === 10, 3_000_000)).toBe(true);
+    expect(atClient).toEqual([...Array(10).keys()]);
+  });
+
+  it('a quiet but live peer answers the probes: a minute with nothing to say, and 5 % loss, never reconnects', async () => {
+    const w = world();
+    const first = w.open();
+    const lossy = { ...S1, loss: 0.05 };
+    const conn = new Connection(first, { clock: w.clock, reconnect: async () => w.open() });
+    const { events } = record(conn);
+    expect(await runUntil(w.clock, () => conn.state === 'open', 1_000_000)).toBe(true);
+    first.setLink(lossy);
+    w.ends[0]!.setLink(lossy);
+    const sentBefore = conn.stats().packetsOut;
+    await runUntil(w.clock, () => false, 60_000_000);
+    expect(events).toEqual([]);
+    expect(conn.state).toBe('open');
+    // The probes cost a few packets a second, not a stream.
+    expect(conn.stats().packetsOut - sentBefore).toBeLessThan(60 * 8);
   });
 
   it('a forged datagram on the new transport does not complete a resume; the real peer does', async () => {
