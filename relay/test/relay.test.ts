@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Connection, Server, WebSocketTransport } from '@ricochet/sdk';
+import { Connection, RicochetError, Server, WebSocketTransport } from '@ricochet/sdk';
 import { Relay } from '../src/relay.js';
 import { mintToken } from '../src/token.js';
 import { DEFAULTS } from '../src/options.js';
@@ -91,6 +91,23 @@ describe('relay over WebSocket', () => {
     h.conn.close();
   });
 
+  it("an SDK client reads a refusal as fields it can act on: the relay's code and name, no text to parse", async () => {
+    const refusal = async (t: string) => {
+      const conn = new Connection(await WebSocketTransport.connect(`${wsUrl}?token=${t}`, { WebSocket: WebSocket as never }));
+      const err = (await conn.ready.catch((e: unknown) => e)) as RicochetError;
+      return { err, close: conn.closeInfo };
+    };
+    const expired = await refusal(token({ ttlSeconds: -5 }));
+    expect(expired.err).toBeInstanceOf(RicochetError);
+    expect(expired.err.relay).toMatchObject({ code: 4401, error: 'RELAY_ERR_TOKEN_EXPIRED' });
+    expect(expired.err.reason).toMatch(/RELAY_ERR_TOKEN_EXPIRED: token expired \d+ s ago/);
+    expect(expired.close?.relay).toEqual(expired.err.relay);
+    const offList = await refusal(token({ backend: '127.0.0.1:1' }));
+    expect(offList.err.relay).toMatchObject({ code: 4403, error: 'RELAY_ERR_BACKEND_NOT_ALLOWED' });
+    // Nothing a program logs carries the token.
+    for (const text of [expired.err.message, expired.err.reason, offList.err.message]) expect(text).not.toMatch(/rct1\./);
+  });
+
   it('closes only the offending session on garbage, text and oversized frames', async () => {
     const h = await healthyClient();
     const garbage = await rawClose(`${wsUrl}?token=${token()}`, (ws) => ws.send(Buffer.from([0xff, 1, 2, 3, 4, 5])));
@@ -140,6 +157,18 @@ describe('relay over WebSocket', () => {
 });
 
 describe('relay drain', () => {
+  it('stays up answering 503 for the whole notice even with no session, so balancers see it leave', async () => {
+    const r = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], drainNoticeMs: 400 }, createLogger('silent'));
+    const a = await r.start();
+    const t0 = Date.now();
+    const draining = r.drain();
+    await new Promise((res) => setTimeout(res, 200));
+    expect((await fetch(a.webSocketUrl.replace('ws://', 'http://').replace('/ricochet', '/healthz'))).status).toBe(503);
+    await draining;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(390);
+  });
+
+
   it('on drain, refuses new sessions and reports draining at once, then tells the rest to move to another relay', async () => {
     const r = new Relay({ ...DEFAULTS, httpPort: 0, wtPort: -1, tokenSecret: SECRET, allowBackends: [backend], drainMs: 3000, drainNoticeMs: 300 }, createLogger('silent'));
     const a = await r.start();

@@ -4,7 +4,7 @@ import { realClock, type Clock } from './clock.js';
 import { CLOSE_KINDS, EV, type CloseKind } from './core.js';
 import type { Heap } from './heap.js';
 import { Emitter } from './emitter.js';
-import { reasonOf, RicochetError, sendError, type ErrorCode } from './errors.js';
+import { payloadBytes, reasonOf, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
 import { configuredDatagramSize, coreConfig, fecPreset } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
@@ -26,9 +26,11 @@ export interface CloseEvent {
   /** Application close code (local/peer closes), else 0. */
   closeCode: number;
   reason: string;
+  /** The relay's close code and name (4401 RELAY_ERR_TOKEN_EXPIRED, …) when a relay refused or ended the session; else null. */
+  relay: RelayClose | null;
 }
 
-export interface ConnectionEvents extends Record<string, unknown> {
+export interface ConnectionEvents {
   open: void;
   message: MessageEvent;
   /** Every packet carrying this message was acknowledged. */
@@ -51,6 +53,14 @@ const CLOSE_CODES: Record<CloseKind, ErrorCode> = {
   rejected: 'RICOCHET_ERR_REJECTED',
   transport: 'RICOCHET_ERR_TRANSPORT_CLOSED',
 };
+
+/**
+ * Messages kept for the first 'message' listener (a game that attaches it
+ * after `await conn.ready` must not lose what the server sent on accept);
+ * past this many the connection closes with RICOCHET_ERR_NO_LISTENER rather
+ * than hold without bound or drop in silence.
+ */
+export const HELD_MESSAGES_LIMIT = 4096;
 
 /** How often timers are serviced while nothing can be sent, µs. */
 const BLOCKED_RECHECK_US = 10_000;
@@ -85,6 +95,10 @@ export class Connection extends Emitter<ConnectionEvents> {
   private _state: ConnectionState = 'connecting';
   private readonly connId: number;
   private closeEvent: CloseEvent | null = null;
+  /** Closed because messages piled up with no listener. */
+  private unheard = false;
+  /** Stops listening for the page going away (browsers). */
+  private forgetPage: (() => void) | null = null;
   private readonly opened: Promise<void>;
 
   /** Starts connecting at once over `transport`; await `ready` or listen for `open`. */
@@ -110,11 +124,16 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.opened = new Promise((resolve, reject) => {
       this.once('open', () => resolve());
       this.once('close', (c) => {
-        if (this._state !== 'open') reject(new RicochetError(c.code, c.reason || undefined));
+        if (this._state !== 'open') reject(new RicochetError(c.code, c.reason || undefined, undefined, { reason: c.reason, relay: c.relay }));
       });
     });
     this.opened.catch(() => {}); // the rejection is also delivered as a `close` event
+    this.holdUnheard('message', HELD_MESSAGES_LIMIT, () => {
+      this.unheard = true;
+      this.close(0, `${HELD_MESSAGES_LIMIT} messages arrived with no 'message' listener`);
+    });
     this.attach(transport);
+    this.closeWithPage();
     const interval = options.statsIntervalMs ?? 0;
     if (interval > 0) this.statsTimer = setInterval(() => this._state === 'open' && this.emit('stats', this.stats()), interval);
     this.drain();
@@ -172,7 +191,8 @@ export class Connection extends Emitter<ConnectionEvents> {
    * later `acked` or `lost` event names. Throws RicochetError (with the
    * message in `data`) if it cannot be queued.
    */
-  send(channel: number | string, data: Uint8Array): number {
+  send(channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+    const data = payloadBytes(payload);
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
     const index = this.channelIndex(channel, data);
@@ -222,12 +242,12 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.current = t;
     this.last = t;
     t.onDatagram((d) => this.current === t && this.handleDatagram(d));
-    t.onClose((reason) => {
+    t.onClose((reason, relay) => {
       if (this.current !== t) return;
       // A transport may report itself dead while its session is still up (a
       // stalled WebTransport): it is closed once a successor is proven.
       this.retire(t);
-      this.transportClosed(reason);
+      this.transportClosed(reason, relay ?? null);
     });
     t.onWritable?.(() => this.current === t && this.drain());
   }
@@ -336,7 +356,7 @@ export class Connection extends Emitter<ConnectionEvents> {
         break;
       case EV.CLOSED: {
         const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
-        this.finish({ kind: k, code: CLOSE_CODES[k], closeCode: core.eventCloseCode(), reason: this.heap.readText(core.eventPtr(), core.eventLen()) });
+        this.finish({ kind: k, code: k === 'local' && this.unheard ? 'RICOCHET_ERR_NO_LISTENER' : CLOSE_CODES[k], closeCode: core.eventCloseCode(), reason: this.heap.readText(core.eventPtr(), core.eventLen()), relay: null });
         break;
       }
     }
@@ -344,24 +364,25 @@ export class Connection extends Emitter<ConnectionEvents> {
 
   private finish(ev: CloseEvent): void {
     if (this.closeEvent !== null) return;
+    ev.reason = redactTokens(ev.reason);
     this.closeEvent = ev;
     this._state = ev.kind === 'local' && this.core?.state() === 2 ? 'closing' : 'closed';
     this.emit('close', ev);
   }
 
-  private transportClosed(reason: string): void {
+  private transportClosed(reason: string, relay: RelayClose | null = null): void {
     if (this.core === null) return;
     if (this.outage !== null) {
       // A transport adopted for a resume closed before anything arrived on it.
       this.current = null;
-      return this.outage.attemptFailed(reason);
+      return this.outage.attemptFailed(reason, relay);
     }
     if (this.resume !== null && this._state === 'open') {
       this.detach(reason);
       this.outage = new Outage(this.resume, this.resumeHost(), reason);
       return;
     }
-    this.finish({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason });
+    this.finish({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason, relay });
     this.dispose();
   }
 
@@ -428,9 +449,9 @@ export class Connection extends Emitter<ConnectionEvents> {
         this.drain();
         return true;
       },
-      giveUp: (reason: string) => {
+      giveUp: (reason: string, relay: RelayClose | null) => {
         this.outage = null;
-        this.finish({ kind: 'transport', code: 'RICOCHET_ERR_RESUME_FAILED', closeCode: 0, reason });
+        this.finish({ kind: 'transport', code: 'RICOCHET_ERR_RESUME_FAILED', closeCode: 0, reason, relay });
         this.dispose();
       },
     };
@@ -477,16 +498,38 @@ export class Connection extends Emitter<ConnectionEvents> {
     this.cancelSilence = this.clock.at(this.lastHeardUs + Math.min(limitUs, quietUs), check);
   }
 
-  /** Time a probe gets to be answered: three smoothed round trips with variance plus the ack delay, at least PROBE_ANSWER_MIN_MS. */
+  /**
+   * Time a probe gets to be answered: three round trips with their variance
+   * plus the ack delay, at least PROBE_ANSWER_MIN_MS; but at most two
+   * smoothed round trips and 250 ms, as a noisy host's variance would
+   * otherwise stretch each probe past a second.
+   */
   private probeAnswerUs(): number {
     const s = this.core === null ? null : decodeStats(this.core.stats());
-    const rtt = s ? s.rttMs + 4 * s.rttVarMs : 0;
-    return Math.max(PROBE_ANSWER_MIN_MS, 3 * rtt + 25) * 1000;
+    const generous = s ? 3 * (s.rttMs + 4 * s.rttVarMs) + 25 : 0;
+    const cap = s ? 2 * s.rttMs + 250 : 0;
+    return Math.max(PROBE_ANSWER_MIN_MS, Math.min(generous, cap)) * 1000;
+  }
+
+  /**
+   * In a browser, a page that goes away (tab closed, navigation) closes the
+   * connection on its way out, so the server learns at once rather than at
+   * its idle timeout. `pagehide`, not `unload`: it also fires on mobile and
+   * for pages entering the back/forward cache, which cannot keep sockets.
+   */
+  private closeWithPage(): void {
+    const page = globalThis as { addEventListener?: (t: string, f: () => void) => void; removeEventListener?: (t: string, f: () => void) => void };
+    if (typeof page.addEventListener !== 'function') return;
+    const gone = () => this.close(0, 'page closed');
+    page.addEventListener('pagehide', gone);
+    this.forgetPage = () => page.removeEventListener?.('pagehide', gone);
   }
 
   /** Release the wasm side once nothing more can happen. */
   private dispose(): void {
     this._state = 'closed';
+    this.forgetPage?.();
+    this.forgetPage = null;
     this.cancelTimer?.();
     this.cancelTimer = null;
     this.cancelSilence?.();

@@ -1,10 +1,31 @@
 // A minimal typed event emitter (no Node dependency, works in browsers).
+// Event names are checked: `on('mesage', …)` does not compile.
 
-export class Emitter<Events extends Record<string, unknown>> {
+/** Events of one type kept for the first listener: the queue, its limit, and what to do past it. */
+interface Held<E> {
+  list: E[];
+  limit: number;
+  overflow: () => void;
+  flushing: boolean;
+}
+
+export class Emitter<Events extends { [K in keyof Events]: unknown }> {
   private handlers: { [K in keyof Events]?: ((e: Events[K]) => void)[] } = {};
+  private held: { [K in keyof Events]?: Held<Events[K]> } = {};
 
   on<K extends keyof Events>(type: K, fn: (e: Events[K]) => void): () => void {
     (this.handlers[type] ??= []).push(fn);
+    const h = this.held[type];
+    // Held events go to the first listener, after the call that attached it
+    // returns; newer ones queue behind them, so order is kept.
+    if (h && h.list.length > 0 && !h.flushing) {
+      h.flushing = true;
+      queueMicrotask(() => {
+        h.flushing = false;
+        const list = h.list.splice(0);
+        for (const e of list) this.deliver(type, e);
+      });
+    }
     return () => this.off(type, fn);
   }
 
@@ -21,7 +42,29 @@ export class Emitter<Events extends Record<string, unknown>> {
     if (list) this.handlers[type] = list.filter((f) => f !== fn);
   }
 
+  /**
+   * Keep events of `type` that find no listener (up to `limit`) for the
+   * first one instead of dropping them; past the limit, `overflow` runs once.
+   */
+  protected holdUnheard<K extends keyof Events>(type: K, limit: number, overflow: () => void): void {
+    this.held[type] = { list: [], limit, overflow, flushing: false };
+  }
+
   protected emit<K extends keyof Events>(type: K, e: Events[K]): void {
+    const h = this.held[type];
+    if (h && (h.list.length > 0 || !this.handlers[type]?.length)) {
+      if (h.list.length < h.limit) h.list.push(e);
+      else if (h.limit > 0) {
+        h.limit = 0;
+        h.list = [];
+        h.overflow();
+      }
+      return;
+    }
+    this.deliver(type, e);
+  }
+
+  private deliver<K extends keyof Events>(type: K, e: Events[K]): void {
     const list = this.handlers[type];
     if (list) for (const fn of list.slice()) fn(e);
   }

@@ -12,7 +12,7 @@ export type { ConnectRequest, Peer, RelayClaims, ServerEvents, ServerOptions } f
 export type { ChannelKind, ChannelOptions, CongestionControl, ConnectionOptions, FecPreset, ResolvedChannel } from './options.js';
 export type { ReconnectFn, ReconnectInfo, ResumeOptions } from './resume.js';
 export { RicochetError, ERROR_CODES } from './errors.js';
-export type { ErrorCode } from './errors.js';
+export type { ErrorCode, RelayClose } from './errors.js';
 export type { ChannelStats, ConnectionStats } from './stats.js';
 export type { Transport } from './transport.js';
 export { WebSocketTransport } from './websocket.js';

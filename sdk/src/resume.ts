@@ -4,7 +4,7 @@
 // the core and simply continues on the new transport; the relay keeps the
 // backend side parked meanwhile, so the game server sees the same peer.
 import type { Clock } from './clock.js';
-import { reasonOf } from './errors.js';
+import { reasonOf, RicochetError, type RelayClose } from './errors.js';
 import { invalid } from './options.js';
 import type { Transport } from './transport.js';
 
@@ -47,7 +47,14 @@ export const QUIET_PROBES = 3;
 export const PROBE_ANSWER_MIN_MS = 250;
 
 /** Relay refusals that a retry cannot fix: stop resuming at once. */
-const FINAL = /RELAY_ERR_(RESUME_FAILED|TOKEN_(MALFORMED|SIGNATURE|EXPIRED|IN_USE)|BACKEND_NOT_ALLOWED)/;
+const FINAL = new Set([
+  'RELAY_ERR_RESUME_FAILED',
+  'RELAY_ERR_TOKEN_MALFORMED',
+  'RELAY_ERR_TOKEN_SIGNATURE',
+  'RELAY_ERR_TOKEN_EXPIRED',
+  'RELAY_ERR_TOKEN_IN_USE',
+  'RELAY_ERR_BACKEND_NOT_ALLOWED',
+]);
 
 /** Delay before attempt n (1-based): at once, then 250 ms doubling to 2 s. */
 export function retryDelayMs(attempt: number): number {
@@ -82,8 +89,8 @@ export interface ResumeHost {
   readonly clock: Clock;
   /** Move the session onto `t` (and probe at once). False if the connection ended meanwhile. */
   adopt(t: Transport): boolean;
-  /** Resuming failed for good. */
-  giveUp(reason: string): void;
+  /** Resuming failed for good (`relay`: the relay's refusal, if one ended it). */
+  giveUp(reason: string, relay: RelayClose | null): void;
 }
 
 /** One outage: attempts with backoff until a transport is proven or the window closes. */
@@ -91,6 +98,7 @@ export class Outage {
   readonly startedUs: number;
   attempts = 0;
   private lastReason: string;
+  private lastRelay: RelayClose | null = null;
   private retry: (() => void) | null = null;
   private readonly window: () => void;
   private over = false;
@@ -109,10 +117,11 @@ export class Outage {
   }
 
   /** The transport adopted for this outage closed before anything arrived on it. */
-  attemptFailed(reason: string): void {
+  attemptFailed(reason: string, relay: RelayClose | null = null): void {
     if (this.over) return;
     this.lastReason = reason;
-    if (FINAL.test(reason)) return this.end(`resume refused: ${reason}`);
+    this.lastRelay = relay;
+    if (relay?.error && FINAL.has(relay.error)) return this.end(`resume refused: ${relay.reason}`);
     this.scheduleAttempt();
   }
 
@@ -132,7 +141,7 @@ export class Outage {
   private end(reason: string): void {
     if (this.over) return;
     this.stop();
-    this.host.giveUp(reason);
+    this.host.giveUp(reason, this.lastRelay);
   }
 
   private scheduleAttempt(): void {
@@ -149,7 +158,7 @@ export class Outage {
     try {
       t = await this.s.reconnect({ attempt: this.attempts, reason: this.lastReason });
     } catch (e) {
-      return this.attemptFailed(reasonOf(e));
+      return this.attemptFailed(reasonOf(e), e instanceof RicochetError ? (e.relay ?? null) : null);
     }
     if (this.over) return t.close();
     // The window stays armed until something arrives on `t` (proven).

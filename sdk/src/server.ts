@@ -5,7 +5,7 @@ import { CLOSE_KINDS, EV } from './core.js';
 import type { Heap } from './heap.js';
 import type { CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
-import { RicochetError, sendError, type ErrorCode } from './errors.js';
+import { payloadBytes, RicochetError, sendError, type ErrorCode } from './errors.js';
 import { coreConfig, fecPreset } from './core-config.js';
 import { invalid, positive, type FecPreset, type ServerOptions as BaseServerOptions } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
@@ -50,12 +50,12 @@ export interface ServerOptions extends BaseServerOptions {
   relayKey?: Uint8Array;
 }
 
-export interface ServerEvents extends Record<string, unknown> {
+export interface ServerEvents {
   connection: { id: number; claims: RelayClaims | null };
   message: { id: number; channel: number; data: Uint8Array };
   acked: { id: number; messageId: number };
   lost: { id: number; messageId: number };
-  disconnect: { id: number } & CloseEvent;
+  disconnect: { id: number } & Omit<CloseEvent, 'relay'>;
 }
 
 type CoreServer = InstanceType<FullGlue['Server']>;
@@ -184,7 +184,8 @@ export class Server extends Emitter<ServerEvents> {
   }
 
   /** Queue a message for one connection; returns its message ID. */
-  send(id: number, channel: number, data: Uint8Array): number {
+  send(id: number, channel: number, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+    const data = payloadBytes(payload);
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
     const r = core.send(this.clock.now(), id, channel, this.heap.writeIn(core, data));
@@ -194,7 +195,8 @@ export class Server extends Emitter<ServerEvents> {
   }
 
   /** Send to every live connection; returns how many took it. */
-  broadcast(channel: number, data: Uint8Array): number {
+  broadcast(channel: number, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+    const data = payloadBytes(payload); // a bad payload throws here, not once per connection (swallowed)
     let n = 0;
     for (const id of this.connections()) {
       try {

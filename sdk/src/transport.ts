@@ -1,4 +1,5 @@
 // What the run loop needs from a network: datagrams out, datagrams in.
+import type { RelayClose } from './errors.js';
 
 export interface Transport {
   /** Largest datagram the transport carries (bytes). */
@@ -24,7 +25,7 @@ export interface Transport {
    * (WebTransport does: `openTransport` then prefers WebSocket for a while).
    */
   markStalled?(reason: string): void;
-  /** Register a handler for the transport closing underneath. */
-  onClose(handler: (reason: string) => void): void;
+  /** Register a handler for the transport closing underneath (`relay`: the relay's close code and name, if it sent one). */
+  onClose(handler: (reason: string, relay?: RelayClose | null) => void): void;
   close(): void;
 }

@@ -2,7 +2,7 @@
 // the browser's WebSocket and with Node's `ws` (pass it as `WebSocket`).
 // Over TCP the send buffer is bounded: while it is full, `canSend` is false
 // and messages wait in the core, so unreliable channels keep their meaning.
-import { RicochetError } from './errors.js';
+import { redactTokens, relayClose, RicochetError, type RelayClose } from './errors.js';
 import type { Transport } from './transport.js';
 
 /** The subset of the WebSocket API used here (browser and `ws` both fit). */
@@ -39,7 +39,7 @@ export class WebSocketTransport implements Transport {
   private readonly ws: WebSocketLike;
   private readonly highWater: number;
   private onData: ((d: Uint8Array) => void) | null = null;
-  private onClosed: ((reason: string) => void) | null = null;
+  private onClosed: ((reason: string, relay?: RelayClose | null) => void) | null = null;
   private onWritableHandler: (() => void) | null = null;
   private drainTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
@@ -53,7 +53,7 @@ export class WebSocketTransport implements Transport {
       if (d instanceof ArrayBuffer) this.onData?.(new Uint8Array(d));
       else if (ArrayBuffer.isView(d)) this.onData?.(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
     };
-    ws.onclose = (ev) => this.finish(`websocket closed (${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''})`);
+    ws.onclose = (ev) => this.finish(`websocket closed (${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''})`, relayClose(ev.code, ev.reason));
     ws.onerror = () => this.finish('websocket error');
   }
 
@@ -74,11 +74,12 @@ export class WebSocketTransport implements Transport {
       };
       ws.onerror = () => {
         clearTimeout(timer);
-        reject(new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `websocket to ${url} failed`));
+        reject(new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `websocket to ${redactTokens(url)} failed`));
       };
       ws.onclose = (ev) => {
         clearTimeout(timer);
-        reject(new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', `websocket closed while opening (${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''})`));
+        const reason = `websocket closed while opening (${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''})`;
+        reject(new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', reason, undefined, { reason, relay: relayClose(ev.code, ev.reason) }));
       };
     });
   }
@@ -110,7 +111,7 @@ export class WebSocketTransport implements Transport {
   onDatagram(handler: (d: Uint8Array) => void): void {
     this.onData = handler;
   }
-  onClose(handler: (reason: string) => void): void {
+  onClose(handler: (reason: string, relay?: RelayClose | null) => void): void {
     this.onClosed = handler;
   }
   onWritable(handler: () => void): void {
@@ -124,10 +125,10 @@ export class WebSocketTransport implements Transport {
     this.ws.close(1000, 'closed');
   }
 
-  private finish(reason: string): void {
+  private finish(reason: string, relay: RelayClose | null = null): void {
     if (this.closed) return;
     this.closed = true;
     if (this.drainTimer !== null) clearTimeout(this.drainTimer);
-    this.onClosed?.(reason);
+    this.onClosed?.(reason, relay);
   }
 }

@@ -13,7 +13,7 @@
 // so a connection with `reconnect` resumes elsewhere; the stall is remembered
 // (see `openTransport`'s `afterStall`) so the next transport is not the same
 // stalling WebTransport.
-import { reasonOf, RicochetError } from './errors.js';
+import { reasonOf, relayClose, RicochetError, type RelayClose } from './errors.js';
 import type { Transport } from './transport.js';
 
 /** What `datagrams.createWritable()` takes (W3C WebTransport, `WebTransportSendOptions`). */
@@ -117,7 +117,7 @@ export class WebTransportTransport implements Transport {
   private readonly url: string;
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
   private onData: ((d: Uint8Array) => void) | null = null;
-  private onClosed: ((reason: string) => void) | null = null;
+  private onClosed: ((reason: string, relay?: RelayClose | null) => void) | null = null;
   private onWritableHandler: (() => void) | null = null;
   private readonly queue: Uint8Array[] = [];
   private tokens: number;
@@ -165,7 +165,10 @@ export class WebTransportTransport implements Transport {
     this.writer = w.stream.getWriter();
     void this.readLoop(d.readable.getReader());
     wt.closed.then(
-      (info) => this.ended(`webtransport closed${describe(info)}`),
+      (info) => {
+        const i = info as { closeCode?: number; reason?: string } | undefined;
+        this.ended(`webtransport closed${describe(info)}`, relayClose(i?.closeCode, i?.reason));
+      },
       (e) => this.ended(`webtransport failed: ${reasonOf(e)}`),
     );
     if (this.stallMs > 0) {
@@ -313,7 +316,7 @@ export class WebTransportTransport implements Transport {
   onDatagram(handler: (d: Uint8Array) => void): void {
     this.onData = handler;
   }
-  onClose(handler: (reason: string) => void): void {
+  onClose(handler: (reason: string, relay?: RelayClose | null) => void): void {
     this.onClosed = handler;
   }
   onWritable(handler: () => void): void {
@@ -340,15 +343,15 @@ export class WebTransportTransport implements Transport {
   }
 
   /** The session ended underneath. */
-  private ended(reason: string): void {
+  private ended(reason: string, relay: RelayClose | null = null): void {
     this.sessionClosed = true;
-    this.finish(reason);
+    this.finish(reason, relay);
   }
 
-  private finish(reason: string): void {
+  private finish(reason: string, relay: RelayClose | null = null): void {
     if (this.closed) return;
     this.stop();
-    this.onClosed?.(reason);
+    this.onClosed?.(reason, relay);
   }
 }
 

@@ -6,6 +6,7 @@ import { VirtualClock } from '../src/clock.js';
 import { Connection, type ConnectionEvents } from '../src/connection.js';
 import { loopbackPair, type LoopbackTransport } from '../src/loopback.js';
 import { retryDelayMs, type ReconnectInfo } from '../src/resume.js';
+import { relayClose } from '../src/errors.js';
 import { Server } from '../src/server.js';
 import type { Transport } from '../src/transport.js';
 import { check, payload } from './payload.js';
@@ -48,7 +49,7 @@ function refusedBy(clock: VirtualClock, reason: string): Transport {
     send() {},
     onDatagram() {},
     onClose(handler) {
-      clock.at(clock.now() + 1_000, () => handler(reason));
+      clock.at(clock.now() + 1_000, () => handler(reason, relayClose(4410, reason)));
     },
     close() {},
   };
