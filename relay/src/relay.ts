@@ -420,7 +420,8 @@ export class Relay {
       while (!done() && Date.now() < until) await sleep(Math.max(1, Math.min(50, until - Date.now())));
     };
     closeParked();
-    await waitUntil(() => (closeParked(), this.sessions.size === 0), Math.min(deadline, Date.now() + o.drainNoticeMs));
+    // The whole notice, even with no session: until the balancer sees the 503 it still sends players here.
+    await waitUntil(() => (closeParked(), false), Math.min(deadline, Date.now() + o.drainNoticeMs));
     const moving = this.sessions.size;
     for (const s of [...this.sessions.values()]) s.close('RELAY_SESSION_MOVING', 'resume through another relay');
     await waitUntil(() => this.openLinks() === 0, Math.min(deadline, Date.now() + o.closeGraceMs));

@@ -116,6 +116,8 @@ export class Session {
   resumes = 0;
   /** A take-over waiting for the game server's first datagram on this socket. */
   private takingOver = false;
+  /** After a resume or take-over: ends the session unless the game server speaks first. */
+  private serverCheck: NodeJS.Timeout | null = null;
   private takeoverSent = 0;
 
   constructor(
@@ -198,6 +200,7 @@ export class Session {
     this.lastActivity = Date.now();
     this.log.info({ session: this.id, sub: this.claims.sub, transport: link.transport, parked: old === null }, 'session resumed');
     old?.close(RELAY_CLOSE.RELAY_SESSION_MOVED, closeReason('RELAY_SESSION_MOVED'));
+    this.expectServer();
     return this.handle(link);
   }
 
@@ -255,7 +258,7 @@ export class Session {
       if (h.type === DATA) {
         this.connId = connId;
         this.takingOver = true;
-        this.timers.push(setTimeout(() => this.takingOver && this.close('RELAY_ERR_RESUME_FAILED', 'the game server does not know this session'), this.opts.handshakeTimeoutMs));
+        this.expectServer();
       } else {
         if (h.type !== HELLO) return this.close('RELAY_ERR_MALFORMED_DATAGRAM', 'a session must start with HELLO or DATA');
         if (this.begin.helloRefused) return this.close(this.begin.helloRefused.code, this.begin.helloRefused.detail);
@@ -280,6 +283,21 @@ export class Session {
     up.bytes.inc(d.length);
     if (this.impairment) this.impairment.fromClient(out === d ? d.slice() : out);
     else this.towardBackend(out);
+  }
+
+  /**
+   * A resumed client probes at once, and a game server that holds its
+   * connection answers within a round trip; one that restarted drops the
+   * packets in silence. So without a datagram for the connection from the
+   * game server within `handshakeTimeoutMs`, the client is told the session
+   * is gone (and stops resuming) instead of waiting out its resume window.
+   */
+  private expectServer(): void {
+    if (this.serverCheck) clearTimeout(this.serverCheck);
+    this.serverCheck = setTimeout(() => {
+      this.serverCheck = null;
+      this.close('RELAY_ERR_RESUME_FAILED', 'the game server does not know this session');
+    }, this.opts.handshakeTimeoutMs);
   }
 
   private towardBackend(d: Uint8Array): void {
@@ -317,9 +335,13 @@ export class Session {
   /** Datagrams from the backend go out in one batch per event-loop turn. */
   private fromBackend(msg: Buffer): void {
     if (this.ended) return;
-    if (this.takingOver) {
-      // Only the game server's own packets for this connection grant it (the socket is connected to it).
+    if (this.serverCheck) {
+      // Only the game server's own packets for this connection count (the socket is connected to it).
       if (packetHeader(msg)?.connId !== this.connId) return void this.metrics.drops.inc({ reason: 'takeover_pending' });
+      clearTimeout(this.serverCheck);
+      this.serverCheck = null;
+    }
+    if (this.takingOver) {
       this.takingOver = false;
       this.resumes++;
       this.metrics.resumes.inc({ transport: this.lastTransport });
@@ -388,6 +410,8 @@ export class Session {
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers = [];
+    if (this.serverCheck) clearTimeout(this.serverCheck);
+    this.serverCheck = null;
     if (this.parkTimer) clearTimeout(this.parkTimer);
     this.parkTimer = null;
     this.link = null;
