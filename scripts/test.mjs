@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { buildWasm } from './build-wasm.mjs';
 import { ROOT, setup } from './setup.mjs';
+import { ensureDeployTools } from '../deploy/tools.mjs';
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const timings = [];
@@ -60,7 +61,7 @@ async function main() {
 
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
   await step('build relay', () => buildRelay());
-  await step('type-check relay and e2e (tsc)', () => typecheck(['relay', 'e2e']));
+  await step('type-check sdk (tests too), relay and e2e (tsc)', () => typecheck(['sdk', 'relay', 'e2e']));
   // TSDoc and rustdoc with warnings as errors: every exported type is documented and every link resolves.
   await step('API reference (typedoc, rustdoc)', () => exec(process.execPath, [join(ROOT, 'scripts', 'docs.mjs'), '--check']));
   await step('relay tests (vitest)', () => vitestIn('relay'));
@@ -83,6 +84,11 @@ async function main() {
   await step('arcade: codec and client tests (vitest)', () => vitestIn(join('demos', 'arcade')));
   // The browser tests play the arcade: its game server and page bundle.
   await step('build arcade (game server, page bundle)', () => exec(process.execPath, [join(ROOT, 'demos', 'arcade', 'scripts', 'build.mjs')]));
+  // The relay image's root filesystem run as a container would be, the Helm chart against the Kubernetes schemas, the Agones example (deploy/).
+  await step('deploy: relay image rootfs, Helm chart, Agones example (node --test; root)', async () => {
+    ensureDeployTools(); // pinned helm, kubernetes-validate, mmdebstrap: once, cached (~4 min for helm)
+    await exec(process.execPath, ['--test', join(ROOT, 'deploy')], { onLine: countNodeTests });
+  });
   await step('impaired-link emulator tests (TUN + network namespaces)', () =>
     exec(process.execPath, [join(ROOT, 'netem', 'run-tests.mjs')], {
       onLine: (line) => {

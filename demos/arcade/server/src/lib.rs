@@ -1,8 +1,10 @@
 //! The arcade: an authoritative multiplayer arena on Ricochet's native
 //! driver. `codec` is the compact message encoding (its `bits` and
 //! `quantize` modules are game-agnostic); `game` is the simulation, free of
-//! I/O so it is tested on its own; `net` runs rooms on a `UdpServer`.
+//! I/O so it is tested on its own; `net` runs rooms on a `UdpServer`;
+//! `agones` tells an Agones sidecar the server is Ready and healthy (opt-in).
 
+pub mod agones;
 pub mod codec;
 pub mod game;
 pub mod bots;

@@ -10,6 +10,8 @@
 //! those ticks p50/p99 (below the wall time when a tick waited for a core),
 //! resident memory).
 //! Stops on stdin EOF (unless `--ignore-stdin`) or SIGTERM.
+//! `--agones`: under Agones, marks the game server Ready through the SDK
+//! sidecar once listening and sends it Health pings (see `agones`).
 //!
 //! Acknowledgements ride on snapshots: by default an ACK waits up to one
 //! snapshot period plus 6 ms (`--ack-delay-ms`, 40 at 30 Hz; the core's
@@ -25,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ricochet_arcade::agones::AgonesSdk;
 use ricochet_arcade::net::{tick_phase, Shard, ShardOptions, ShardStats};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -40,10 +43,11 @@ struct Args {
     ack_delay_ms: Option<u64>,
     ack_threshold: Option<u32>,
     ignore_stdin: bool,
+    agones: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ack_delay_ms: None, ack_threshold: None, ignore_stdin: false };
+    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ack_delay_ms: None, ack_threshold: None, ignore_stdin: false, agones: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -57,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
             "--ack-delay-ms" => a.ack_delay_ms = Some(value("--ack-delay-ms")?.parse().map_err(|_| "--ack-delay-ms: not a number")?),
             "--ack-threshold" => a.ack_threshold = Some(value("--ack-threshold")?.parse().map_err(|_| "--ack-threshold: not a number")?),
             "--ignore-stdin" => a.ignore_stdin = true,
+            "--agones" => a.agones = true,
             other => return Err(format!("unknown argument: {other}")),
         }
     }
@@ -156,6 +161,15 @@ fn run(a: Args) -> io::Result<()> {
         ports.push(port.to_string());
     }
     log(&format!(r#"{{"event":"listening","ports":[{}],"tickHz":60,"snapshotHz":{}}}"#, ports.join(","), a.snapshot_hz));
+    // Agones (opt-in): allocatable once every shard listens; healthy while this process runs.
+    let health = if a.agones {
+        let sdk = AgonesSdk::from_env()?;
+        sdk.ready().map_err(|e| io::Error::other(format!("--agones: the Agones SDK sidecar did not take Ready: {e}")))?;
+        log(r#"{"event":"agones","state":"Ready"}"#);
+        Some(sdk.keep_healthy(Duration::from_secs(2), &STOP))
+    } else {
+        None
+    };
     let interval = Duration::from_millis(a.stats_ms.max(100));
     let mut waited = Duration::ZERO;
     while !STOP.load(Ordering::SeqCst) {
@@ -189,6 +203,9 @@ fn run(a: Args) -> io::Result<()> {
             percentile(&cpu, 0.99),
             rss_kib()
         ));
+    }
+    if let Some(h) = health {
+        let _ = h.join();
     }
     for h in handles {
         match h.join() {
