@@ -12,6 +12,9 @@
 //     brings it). Not Debian's binaryen 108: it corrupts wasm-bindgen 0.2.130
 //     output (writes the __wbindgen_externrefs table export with the index of
 //     the funcref table, so instantiation fails).
+//   - HAProxy and nftables, the relay-fleet specs         (apt-get, as root)
+//   (helm, kubernetes-validate and mmdebstrap, for deploy/'s checks only,
+//   are installed by npm test's deploy step: deploy/tools.mjs)
 //
 // Node builtins only: it runs before node_modules exists.
 // Other scripts import the helpers exported here.
@@ -209,6 +212,9 @@ const MULTIARCH = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[proces
 export const MINIBROWSER = process.env.RICOCHET_MINIBROWSER || `/usr/lib/${MULTIARCH}/webkit2gtk-4.1/MiniBrowser`;
 export const WEBKIT_WEBDRIVER = process.env.RICOCHET_WEBKIT_WEBDRIVER || '/usr/bin/WebKitWebDriver';
 export const XVFB = process.env.RICOCHET_XVFB || '/usr/bin/Xvfb';
+/** HAProxy and nft for the relay-fleet specs (e2e/fleet/topology.ts reads the same variables). */
+export const HAPROXY = process.env.RICOCHET_HAPROXY || '/usr/sbin/haproxy';
+export const NFT = process.env.RICOCHET_NFT || '/usr/sbin/nft';
 
 /**
  * A browser from Debian (Playwright's own browser downloads cannot reach
@@ -255,6 +261,12 @@ export function setup({ browser = true } = {}) {
       { path: WEBKIT_WEBDRIVER, pkg: 'webkit2gtk-driver', envVar: 'RICOCHET_WEBKIT_WEBDRIVER' },
       { path: XVFB, pkg: 'xvfb', envVar: 'RICOCHET_XVFB' },
     ]);
+    // The relay-fleet specs' load balancers (e2e/fleet/topology.ts); they run only as root.
+    if (process.getuid?.() === 0)
+      ensureDebianPackages([
+        { path: HAPROXY, pkg: 'haproxy', envVar: 'RICOCHET_HAPROXY' },
+        { path: NFT, pkg: 'nftables', envVar: 'RICOCHET_NFT' },
+      ]);
   }
 }
 

@@ -103,6 +103,8 @@ async function main() {
   );
   // Four projects: chromium-loopback, firefox-loopback, chromium-netem, firefox-netem (e2e/playwright.config.ts).
   await step('browser tests (playwright, chromium and firefox: loopback, and across the emulated link)', () => playwright());
+  // Three relay hosts (network namespaces) behind HAProxy and nftables DNAT: a relay killed, a rolling restart, the game server restarting (e2e/fleet/).
+  await step('relay fleet behind load balancers (playwright, chromium and node bots; root)', () => playwright(['-c', 'playwright.fleet.config.ts']));
   // WebKitGTK's MiniBrowser on Xvfb through WebKitWebDriver (e2e/webkit.ts), Playwright's runner only: WebSocket, fallback, resume.
   await step('browser tests in webkitgtk (MiniBrowser over WebKitWebDriver, on Xvfb)', () => playwright(['-c', 'playwright.webkit.config.ts']));
   // npm pack → install into fresh Vite / webpack / esbuild / Node / tsc consumers → run in Chromium against the relay CLI from its tarball.
