@@ -284,8 +284,9 @@ export async function startFleet(o: FleetOptions = {}): Promise<Fleet> {
           '--allow-backends', `${GAME_ADDR}:${GAME_PORT}`,
           '--cert-file', certFile,
           '--key-file', keyFile,
-          // Behind HAProxy every WebSocket arrives from the balancer's address.
-          '--max-pending-per-address', '1024',
+          // Behind HAProxy every WebSocket arrives from the balancer's address (the bridge's end of this
+          // relay's link): trusted, so per-address caps count the players it forwards for, not itself.
+          '--trusted-proxies', `10.92.${i + 1}.1`,
           '--handshake-timeout-ms', String(o.handshakeTimeoutMs ?? 2000),
           ...(o.relayArgs ?? []),
         ],
@@ -323,6 +324,8 @@ export async function startFleet(o: FleetOptions = {}): Promise<Fleet> {
         '  timeout server-fin 1s',
         'frontend ws',
         `  bind ${VIP}:${WS_PORT}`,
+        // The relay budgets requests by the player's address, which it reads here.
+        '  option forwardfor',
         '  default_backend relays',
         'backend relays',
         '  balance roundrobin',

@@ -1,7 +1,7 @@
 // Game-server addresses as tokens and the allowlist name them: "host:port",
 // with a DNS name or IPv4 host, or "[v6]:port". Parsed strictly, because a
 // port the socket layer refuses (0, 99999, "abc") throws synchronously.
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 export interface BackendAddress {
   /** DNS name or IP literal (an IPv6 literal without its brackets). */
@@ -38,14 +38,58 @@ export function parseBackend(raw: unknown): BackendAddress | null {
   return host === null || port === null ? null : { host, port };
 }
 
-/** An allowlist entry: an exact backend or "host:*" (any port on that host). */
-export function parseAllowEntry(raw: string): { host: string; port: number | '*' } | null {
+/** An allowlist entry: which hosts (one, or an IP subnet) and which ports (lo..hi). */
+export interface AllowEntry {
+  host: (host: string) => boolean;
+  ports: [number, number];
+}
+
+/**
+ * An allowlist entry: "host:port", "host:*" (any port), "host:lo-hi" (a port
+ * range), and for each an IP subnet in place of the host ("10.0.0.0/16:*",
+ * "[fd00::/64]:7000-7999") for game servers on a cluster's node addresses,
+ * which change as nodes come and go. A subnet matches IP literals only (no
+ * name is resolved).
+ */
+export function parseAllowEntry(raw: string): AllowEntry | null {
   const i = raw.lastIndexOf(':');
   if (i <= 0) return null;
-  const host = parseHost(raw.slice(0, i));
-  const portPart = raw.slice(i + 1);
-  const port = portPart === '*' ? '*' : parsePort(portPart);
-  return host === null || port === null ? null : { host, port };
+  const ports = parsePorts(raw.slice(i + 1));
+  const hostPart = raw.slice(0, i);
+  const host = hostPart.includes('/') ? parseSubnet(hostPart) : exactHost(hostPart);
+  return host === null || ports === null ? null : { host, ports };
+}
+
+function exactHost(raw: string): AllowEntry['host'] | null {
+  const h = parseHost(raw)?.toLowerCase();
+  return h === undefined ? null : (x) => x.toLowerCase() === h;
+}
+
+function parseSubnet(raw: string): AllowEntry['host'] | null {
+  const bare = raw.startsWith('[') && raw.endsWith(']') ? raw.slice(1, -1) : raw;
+  const m = /^([^/]+)\/(\d{1,3})$/.exec(bare);
+  const family = m ? isIP(m[1]!) : 0;
+  if (!m || family === 0 || (family === 6) !== raw.startsWith('[')) return null;
+  const prefix = Number(m[2]);
+  if (prefix > (family === 4 ? 32 : 128)) return null;
+  const list = new BlockList();
+  list.addSubnet(m[1]!, prefix, family === 4 ? 'ipv4' : 'ipv6');
+  return (x) => {
+    const f = isIP(x);
+    return f !== 0 && list.check(x, f === 4 ? 'ipv4' : 'ipv6');
+  };
+}
+
+function parsePorts(raw: string): [number, number] | null {
+  if (raw === '*') return [1, 65535];
+  const range = /^(\d{1,5})-(\d{1,5})$/.exec(raw);
+  if (!range) {
+    const p = parsePort(raw);
+    return p === null ? null : [p, p];
+  }
+  const lo = parsePort(range[1]!);
+  const hi = parsePort(range[2]!);
+  return lo === null || hi === null || lo > hi ? null : [lo, hi];
 }
 
 /** True if `backend` is a valid address on the allowlist. */
@@ -54,6 +98,6 @@ export function backendAllowed(allow: readonly string[], backend: string): boole
   if (!b) return false;
   return allow.some((a) => {
     const e = parseAllowEntry(a);
-    return e !== null && e.host.toLowerCase() === b.host.toLowerCase() && (e.port === '*' || e.port === b.port);
+    return e !== null && e.host(b.host) && b.port >= e.ports[0] && b.port <= e.ports[1];
   });
 }

@@ -2,8 +2,8 @@
 // throwing, caps on TCP connections that carry no session yet (in total and
 // per client address), per-address budgets, and the plain answers that close
 // a connection without waiting on the peer.
-import { STATUS_CODES } from 'node:http';
-import type { Server, Socket } from 'node:net';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { BlockList, isIP, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TokenBucket } from './rate-limit.js';
 
@@ -18,6 +18,57 @@ export function requestTarget(raw: string | undefined): { path: string; query: U
     return null;
   }
 }
+
+/**
+ * Balancers in front of the relay (`trustedProxies`: IP literals or
+ * subnets). Their connections carry many players, so per-address budgets
+ * must not count the balancer as one client: a request through one is
+ * charged to the address its balancer appended to X-Forwarded-For.
+ */
+export class TrustedProxies {
+  private readonly list = new BlockList();
+  readonly any: boolean;
+
+  constructor(entries: readonly string[]) {
+    for (const e of entries) {
+      const p = parseProxyEntry(e);
+      if (!p) throw new TypeError(`trustedProxies entry ${JSON.stringify(e)} is not an IP address or subnet`);
+      if (p.prefix === null) this.list.addAddress(p.address, p.family);
+      else this.list.addSubnet(p.address, p.prefix, p.family);
+    }
+    this.any = entries.length > 0;
+  }
+
+  has(address: string | undefined): boolean {
+    if (!this.any || !address) return false;
+    const a = unmapped(address);
+    const f = isIP(a);
+    return f !== 0 && this.list.check(a, f === 4 ? 'ipv4' : 'ipv6');
+  }
+
+  /** The client a request stands for: the balancer's last X-Forwarded-For entry, or the peer itself. */
+  clientOf(req: IncomingMessage): string | undefined {
+    const peer = req.socket.remoteAddress;
+    if (!this.has(peer)) return peer;
+    const xff = req.headers['x-forwarded-for'];
+    const last = (Array.isArray(xff) ? xff.at(-1) : xff)?.split(',').at(-1)?.trim() ?? '';
+    return isIP(last) ? last : peer;
+  }
+}
+
+/** "10.0.0.5", "10.0.0.0/24", "fd00::/64" → parts, or null. */
+export function parseProxyEntry(raw: string): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
+  const [address = '', prefixText, extra] = raw.split('/');
+  const f = isIP(address);
+  if (f === 0 || extra !== undefined) return null;
+  const family = f === 4 ? 'ipv4' : 'ipv6';
+  if (prefixText === undefined) return { address, prefix: null, family };
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > (f === 4 ? 32 : 128)) return null;
+  return { address, prefix: Number(prefixText), family };
+}
+
+/** Node reports IPv4 peers on a dual-stack socket as ::ffff:a.b.c.d. */
+const unmapped = (a: string) => (a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a);
 
 /** Counts sockets that carry no session yet; refuses past the caps. */
 export class PendingConnections {
@@ -35,11 +86,15 @@ export class PendingConnections {
     return this.total;
   }
 
-  /** A new connection: true if it is within the caps (then it is counted until promoted or closed). */
-  admit(socket: Socket): boolean {
+  /**
+   * A new connection: true if it is within the caps (then it is counted
+   * until promoted or closed). A trusted balancer's connections carry many
+   * clients, so only the total cap applies to them.
+   */
+  admit(socket: Socket, manyClients = false): boolean {
     const addr = socket.remoteAddress ?? '?';
     const n = this.byAddress.get(addr) ?? 0;
-    if (this.total >= this.maxTotal || n >= this.maxPerAddress) return false;
+    if (this.total >= this.maxTotal || (!manyClients && n >= this.maxPerAddress)) return false;
     this.total++;
     this.byAddress.set(addr, n + 1);
     this.pending.set(socket, addr);

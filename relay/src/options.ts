@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { NETWORK_PROFILES } from '@ricochet/sdk';
 import { parseAllowEntry } from './backend-address.js';
+import { parseProxyEntry } from './http-guard.js';
 
 export { backendAllowed } from './backend-address.js';
 
@@ -116,6 +117,15 @@ export interface RelayOptions {
   closeGraceMs: number;
   /** Largest HTTP request head (request line and headers), bytes; larger gets 431. Default 8 192. */
   maxHeaderBytes: number;
+  /**
+   * Balancers in front of the relay (IP addresses or subnets, e.g.
+   * "10.0.0.5" or "10.0.0.0/24"). Every TCP connection from one carries
+   * many players, so per-address caps do not count the balancer as one
+   * client: its connections meet only the total caps, and its requests are
+   * budgeted by the address it appends to X-Forwarded-For (HAProxy:
+   * `option forwardfor`). Default none.
+   */
+  trustedProxies: string[];
 }
 
 export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
@@ -124,6 +134,7 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   wtPort: 4433,
   webTransport: true,
   allowBackends: [],
+  trustedProxies: [],
   maxSessions: 10_000,
   handshakeTimeoutMs: 5_000,
   maxDatagramBytes: 1_500,
@@ -186,9 +197,12 @@ export function validate(o: RelayOptions): RelayOptions {
   if (o.production && (o.testControl || o.impairment)) fail('testControl and impairment are refused in production mode');
   if (o.impairment !== undefined && !(NETWORK_PROFILES as readonly string[]).includes(o.impairment))
     fail(`impairment must be one of ${NETWORK_PROFILES.join(', ')}, got ${JSON.stringify(o.impairment)}`);
-  if (!Array.isArray(o.allowBackends)) fail('allowBackends must be a list of "host:port" or "host:*"');
+  if (!Array.isArray(o.allowBackends)) fail('allowBackends must be a list of "host:port", "host:*", "host:lo-hi" or "subnet:ports"');
+  if (!Array.isArray(o.trustedProxies)) fail('trustedProxies must be a list of IP addresses or subnets');
+  for (const p of o.trustedProxies)
+    if (typeof p !== 'string' || !parseProxyEntry(p)) fail(`trustedProxies entry ${JSON.stringify(p)} is not an IP address or subnet ("10.0.0.5", "10.0.0.0/24")`);
   for (const b of o.allowBackends)
-    if (typeof b !== 'string' || !parseAllowEntry(b)) fail(`allowBackends entry ${JSON.stringify(b)} is not "host:port" (port 1..65535) or "host:*"`);
+    if (typeof b !== 'string' || !parseAllowEntry(b)) fail(`allowBackends entry ${JSON.stringify(b)} is not "host:port" (port 1..65535), "host:*", "host:lo-hi", or a subnet for the host ("10.0.0.0/16:*")`);
   if ((o.certFile === undefined) !== (o.keyFile === undefined)) fail('certFile and keyFile must be given together');
   return o;
 }
@@ -213,7 +227,7 @@ const kebab = (k: string) => words(k).replace(/[A-Z]/g, (c) => `-${c.toLowerCase
 
 function coerce(key: keyof RelayOptions, raw: string): unknown {
   const sample = (DEFAULTS as Record<string, unknown>)[key];
-  if (key === 'allowBackends') return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (key === 'allowBackends' || key === 'trustedProxies') return raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (typeof sample === 'number') return Number(raw);
   if (typeof sample === 'boolean') return raw === 'true' || raw === '1';
   return raw;

@@ -9,7 +9,7 @@ import { startMetricsListener, type MetricsListener } from './metrics-listener.j
 import { RelayMetrics } from './metrics.js';
 import { attestationKey } from './attestation.js';
 import { backendAllowed } from './backend-address.js';
-import { AddressBudget, PendingConnections, closingResponse, endThenDestroy, listen, requestTarget } from './http-guard.js';
+import { AddressBudget, PendingConnections, TrustedProxies, closingResponse, endThenDestroy, listen, requestTarget } from './http-guard.js';
 import { validate, type RelayOptions } from './options.js';
 import { checkImpairment, type ImpairmentSpec } from './impairment.js';
 import { ReplayCache } from './replay-cache.js';
@@ -53,6 +53,7 @@ export class Relay {
   /** New TCP connections per client address (a reconnect storm behind one NAT still fits the burst). */
   private readonly connectionBudget = new AddressBudget(CONNECTIONS_PER_SECOND, CONNECTIONS_PER_SECOND * 4);
   private readonly attestationKey: Buffer;
+  private readonly proxies: TrustedProxies;
   private nextId = 1;
   private http: HttpServer | null = null;
   private metricsListener: MetricsListener | null = null;
@@ -70,6 +71,7 @@ export class Relay {
     this.replay = new ReplayCache(this.options.replayCacheSize, this.options.tokenLeewaySeconds);
     this.pendingConnections = new PendingConnections(this.options.maxPendingConnections, this.options.maxPendingPerAddress);
     this.attestationKey = attestationKey(this.options.tokenSecret);
+    this.proxies = new TrustedProxies(this.options.trustedProxies);
   }
 
   /** Impair every live and future session (null removes it). Test use only. Throws TypeError on a bad spec, changing nothing. */
@@ -109,7 +111,10 @@ export class Relay {
     // Connections that carry no session yet are capped in total and per address.
     this.http.on('connection', (socket) => {
       const from = socket.remoteAddress;
-      if (this.requestBudget.exhausted(from) || !this.connectionBudget.take(from) || !this.pendingConnections.admit(socket)) {
+      // A balancer's connections carry many players: its clients' requests are budgeted per request (below).
+      const balancer = this.proxies.has(from);
+      const overBudget = !balancer && (this.requestBudget.exhausted(from) || !this.connectionBudget.take(from));
+      if (overBudget || !this.pendingConnections.admit(socket, balancer)) {
         this.metrics.rejected.inc({ code: 'RELAY_ERR_TOO_MANY_CONNECTIONS' });
         socket.destroy();
       }
@@ -170,7 +175,7 @@ export class Relay {
         // costs the rest of one read, not a parsed request per 40 bytes. (Not
         // cut at once: Node would abort, with a stack trace each, every
         // request still queued behind this one.)
-        if (!this.requestBudget.take(req.socket.remoteAddress)) {
+        if (!this.requestBudget.take(this.proxies.clientOf(req))) {
           this.metrics.rejected.inc({ code: 'RELAY_ERR_TOO_MANY_REQUESTS' });
           res.writeHead(429, { 'retry-after': '1', 'content-length': '0' }).end();
           const socket = req.socket;

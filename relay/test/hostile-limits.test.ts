@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { connect } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,40 @@ describe('relay budgets and refusals', () => {
     expect(await live.closed).toMatchObject({ code: 4002, reason: expect.stringMatching(/^RELAY_SESSION_MOVING/) });
     await drained;
     expect(Date.now() - t0).toBeLessThan(3000);
+  });
+
+  it('a trusted balancer is not one client: its connections meet only the total cap, its requests are budgeted per forwarded client', async () => {
+    const { relay } = await startRelay({ trustedProxies: ['127.0.0.3'], maxPendingPerAddress: 4 });
+    const port = relay.addresses().httpPort;
+    const open = (from: string) => {
+      const s = connect({ port, host: '127.0.0.1', localAddress: from });
+      s.on('error', () => {});
+      return s;
+    };
+    const viaBalancer = Array.from({ length: 12 }, () => open('127.0.0.3'));
+    const direct = Array.from({ length: 12 }, () => open('127.0.0.4'));
+    await waitFor(() => direct.filter((s) => s.destroyed).length >= 8, 3_000);
+    await sleep(200);
+    expect(direct.filter((s) => s.destroyed).length).toBe(8); // a plain address: 4 pending at most
+    expect(viaBalancer.filter((s) => s.destroyed).length).toBe(0);
+    for (const s of [...viaBalancer, ...direct]) s.destroy();
+    // One player behind the balancer spends its own request budget (20/s, bursts of 40), not everyone's.
+    const pipelined = (client: string, n: number) =>
+      new Promise<string>((resolve) => {
+        const s = open('127.0.0.3');
+        let text = '';
+        s.on('data', (d) => (text += d.toString('latin1')));
+        s.on('connect', () => s.write(`GET /healthz HTTP/1.1\r\nHost: relay\r\nX-Forwarded-For: 203.0.113.9, ${client}\r\n\r\n`.repeat(n)));
+        setTimeout(() => {
+          s.destroy();
+          resolve(text);
+        }, 1_000);
+      });
+    const greedy = await pipelined('198.51.100.1', 80);
+    expect(greedy).toMatch(/HTTP\/1\.1 429/);
+    const other = await pipelined('198.51.100.2', 1);
+    expect(other).toMatch(/^HTTP\/1\.1 200/);
+    expect(() => new Relay({ ...DEFAULTS, tokenSecret: SECRET, trustedProxies: ['10.0.0.0/33'] })).toThrowError(/trustedProxies/);
   });
 
   it('closes a WebTransport session that sends a datagram over maxDatagramBytes with 4413', async () => {

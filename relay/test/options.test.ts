@@ -58,6 +58,23 @@ describe('relay options', () => {
     expect(backendAllowed(['127.0.0.1:*'], '127.0.0.2:9')).toBe(false);
   });
 
+  it('allows port ranges and subnets, for game servers on a cluster\'s changing node addresses', () => {
+    const allow = ['10.8.0.0/16:7000-7999', '[fd00::/64]:*', 'game.example:4000-4001'];
+    expect(backendAllowed(allow, '10.8.200.9:7000')).toBe(true);
+    expect(backendAllowed(allow, '10.8.200.9:7999')).toBe(true);
+    expect(backendAllowed(allow, '10.8.200.9:8000')).toBe(false);
+    expect(backendAllowed(allow, '10.9.0.1:7000')).toBe(false);
+    expect(backendAllowed(allow, '[fd00::5]:4000')).toBe(true);
+    expect(backendAllowed(allow, '[fd01::5]:4000')).toBe(false);
+    expect(backendAllowed(allow, 'game.example:4001')).toBe(true);
+    // A subnet matches addresses, never names (nothing is resolved).
+    expect(backendAllowed(['10.0.0.0/8:*'], 'ten.example:4000')).toBe(false);
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
+    for (const bad of ['10.0.0.0/33:*', '10.0.0.0/8:9-1', 'fd00::/64:*', '10.0.0.0/x:*', 'host:0-5', 'a/8:*']) {
+      expect(() => loadOptions(['--allow-backends', bad], env), bad).toThrowError(/allowBackends/);
+    }
+  });
+
   it('serves WebTransport by default; --no-webtransport, RICOCHET_RELAY_WEBTRANSPORT=false or the config file turn it off', () => {
     const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
     expect(loadOptions([], env).webTransport).toBe(true);
