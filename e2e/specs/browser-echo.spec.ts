@@ -35,6 +35,28 @@ test('WebTransport: thousands of messages on two ordered channels plus unreliabl
   expectComplete(r);
 });
 
+test('connectRelay: one line from the relay URL and a token opens WebTransport with the hashes it fetches itself', async ({ page }) => {
+  await page.goto(stack.pageUrl);
+  const info = (await (await fetch(`${stack.relayHttp}/cert-hash`)).json()) as { webTransportUrl: string };
+  const r = await page.evaluate(
+    async (o) => {
+      const { connectRelay } = await import('/sdk/index.js' as string);
+      const conn = await connectRelay(o.relayHttp, o.token, { webTransportPort: o.wtPort });
+      const got: number[] = [];
+      conn.on('message', (m: { data: Uint8Array }) => got.push(m.data[0]!));
+      for (let i = 0; i < 50; i++) conn.send(0, new Uint8Array([i, 1, 2, 3]));
+      const t0 = performance.now();
+      while (got.length < 50 && performance.now() - t0 < 5000) await new Promise((res) => setTimeout(res, 20));
+      const kind = conn.transport.kind;
+      conn.close();
+      return { kind, got };
+    },
+    { relayHttp: stack.relayHttp, token: stack.token(), wtPort: Number(new URL(info.webTransportUrl).port) },
+  );
+  expect(r.kind).toBe('webtransport');
+  expect(r.got).toEqual([...Array(50).keys()]);
+});
+
 test('a session moved from WebSocket to WebTransport mid-run keeps every message of 1,100 bytes and more', async ({ page }) => {
   // WebSocket carries 1200-byte datagrams, Firefox's WebTransport 1024 at first: the
   // session's packets must shrink with the move, and nothing in flight may be lost.

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Connection, Server, WebSocketTransport, serveUdp } from '@ricochet/sdk';
+import { Connection, Server, WebSocketTransport, connectRelay, serveUdp } from '@ricochet/sdk';
 import { Relay } from '../src/relay.js';
 import { hello } from './hostile-helpers.js';
 import { mintToken } from '../src/token.js';
@@ -172,6 +172,31 @@ describe('a session outlives its relay', () => {
     expect(fresh.code).toBe(4401);
     expect(fresh.reason).toMatch(/^RELAY_ERR_TOKEN_EXPIRED/);
     p.conn.close();
+  });
+
+  it('connectRelay: one line from a base URL and a token; each reconnect asks the relay afresh', async () => {
+    const a = await startRelay();
+    const base = a.wsUrl.replace('ws://', 'http://').replace('/ricochet', '');
+    const asked: string[] = [];
+    const conn = await connectRelay(base, token(), {
+      transport: { WebSocket: WebSocket as never },
+      silenceTimeoutMs: 1000,
+      fetch: async (url: string) => {
+        asked.push(new URL(url).pathname);
+        return fetch(url);
+      },
+    });
+    expect(conn.state).toBe('open');
+    expect(conn.transport.kind).toBe('websocket'); // Node has no WebTransport; /cert-hash says this relay serves none either
+    const resumed = new Promise((r) => conn.once('resumed', r));
+    a.relay.killTransports();
+    await resumed;
+    expect(asked).toEqual(['/cert-hash', '/cert-hash']);
+    const echoed = new Promise<number>((r) => conn.once('message', (m) => r(m.data.length)));
+    conn.send(0, new Uint8Array(7));
+    expect(await echoed).toBe(7);
+    conn.close();
+    await expect(connectRelay('ftp://x', 't')).rejects.toMatchObject({ code: 'RICOCHET_ERR_INVALID_OPTIONS' });
   });
 
   it('a token too long expired is refused outright', async () => {

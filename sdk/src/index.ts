@@ -22,6 +22,8 @@ export type { DatagramWriterSource, WebTransportOptions } from './webtransport.j
 export { UdpTransport, serveUdp } from './udp.js';
 export type { UdpSocketLike } from './udp.js';
 export { openTransport } from './select.js';
+export { connectRelay } from './relay-connect.js';
+export type { RelayConnectOptions, TokenSource } from './relay-connect.js';
 export type { OpenTransportOptions, TransportChoice, TransportKind } from './select.js';
 // The preset names only (no simulator): relays and UIs list them.
 export { NETWORK_PROFILES } from './profiles.js';
