@@ -45,6 +45,13 @@ export interface ConnectionEvents {
   resumed: { downtimeMs: number; attempts: number; transport: string };
 }
 
+/** The error code of a close: by kind, made precise where the reason says more. */
+function closeCode(kind: CloseKind, reason: string, unheard: boolean): ErrorCode {
+  if (kind === 'local' && unheard) return 'RICOCHET_ERR_NO_LISTENER';
+  if (kind === 'rejected' && reason.startsWith('channel layout differs')) return 'RICOCHET_ERR_CHANNELS_DIFFER';
+  return CLOSE_CODES[kind];
+}
+
 const CLOSE_CODES: Record<CloseKind, ErrorCode> = {
   local: 'RICOCHET_ERR_CLOSED_LOCALLY',
   peer: 'RICOCHET_ERR_CLOSED_BY_PEER',
@@ -356,7 +363,8 @@ export class Connection extends Emitter<ConnectionEvents> {
         break;
       case EV.CLOSED: {
         const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
-        this.finish({ kind: k, code: k === 'local' && this.unheard ? 'RICOCHET_ERR_NO_LISTENER' : CLOSE_CODES[k], closeCode: core.eventCloseCode(), reason: this.heap.readText(core.eventPtr(), core.eventLen()), relay: null });
+        const reason = this.heap.readText(core.eventPtr(), core.eventLen());
+        this.finish({ kind: k, code: closeCode(k, reason, this.unheard), closeCode: core.eventCloseCode(), reason, relay: null });
         break;
       }
     }

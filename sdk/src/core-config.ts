@@ -20,7 +20,11 @@ const F = {
   fecBudget: 13,
   congestion: 14,
   minDatagramSize: 15,
+  strictChannels: 16,
 } as const;
+
+/** The field a server sets to 1 to make its channels the only layout clients may declare. */
+export const STRICT_CHANNELS = F.strictChannels;
 
 /** Datagram size every browser transport carries (Firefox's WebTransport
  *  allows 1024): a client's fragments are cut to fit it, so a session can

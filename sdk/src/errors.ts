@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   RICOCHET_ERR_TRANSPORT_FAILED: 'The transport could not be opened (refused, blocked, or timed out); the message says which.',
   RICOCHET_ERR_INVALID_PAYLOAD: 'send() takes an ArrayBuffer or an ArrayBufferView.',
   RICOCHET_ERR_NO_LISTENER: "Too many messages arrived with no 'message' listener.",
+  RICOCHET_ERR_CHANNELS_DIFFER: "The server declares another channel layout; `reason` names the server's.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

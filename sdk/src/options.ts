@@ -92,6 +92,15 @@ export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'han
   /** Most channels a client may declare; more are rejected ("too many channels"). Default 16. */
   maxChannels?: number;
   /**
+   * The server's channel layout, as clients declare theirs (kinds, names,
+   * options). Given, it is the only layout accepted: a client whose channels
+   * differ (their number, or any kind by index) is refused at the handshake
+   * (`RICOCHET_ERR_CHANNELS_DIFFER` on the client), and the server's
+   * `message` events carry `channelName`; `send` takes names. Default none:
+   * each client declares its own and the server addresses channels by index.
+   */
+  channels?: ConnectionOptions['channels'];
+  /**
    * Receive memory budget of all connections together, bytes (each also within
    * its own `recvBufferBytes`). At the budget, packets that would grow a
    * buffer go unacknowledged and are sent again later. Default 256 MiB.

@@ -6,8 +6,8 @@ import type { Heap } from './heap.js';
 import type { CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, RicochetError, sendError, type ErrorCode } from './errors.js';
-import { coreConfig, fecPreset } from './core-config.js';
-import { invalid, positive, type FecPreset, type ServerOptions as BaseServerOptions } from './options.js';
+import { coreConfig, fecPreset, STRICT_CHANNELS } from './core-config.js';
+import { invalid, positive, resolveChannels, type FecPreset, type ResolvedChannel, type ServerOptions as BaseServerOptions } from './options.js';
 import { decodeStats, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
 import { fullWasm, type FullGlue } from './wasm.js';
@@ -52,7 +52,8 @@ export interface ServerOptions extends BaseServerOptions {
 
 export interface ServerEvents {
   connection: { id: number; claims: RelayClaims | null };
-  message: { id: number; channel: number; data: Uint8Array };
+  /** `channelName`: the channel's name in the server's declared layout (`channels` option), if it has one. */
+  message: { id: number; channel: number; channelName?: string; data: Uint8Array };
   acked: { id: number; messageId: number };
   lost: { id: number; messageId: number };
   disconnect: { id: number } & Omit<CloseEvent, 'relay'>;
@@ -129,6 +130,8 @@ export class Server extends Emitter<ServerEvents> {
   private readonly candidates = new Map<number, Peer>();
   private readonly live = new Set<number>();
   private readonly relayed: boolean;
+  /** The declared channel layout (`channels` option), or null: each client declares its own. */
+  readonly channels: readonly ResolvedChannel[] | null;
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
 
@@ -140,7 +143,9 @@ export class Server extends Emitter<ServerEvents> {
     this.relayed = relayKey !== null;
     const w = fullWasm('Server');
     this.heap = w.heap;
-    const cfg = coreConfig(w.glue, options, 65507, false);
+    const cfg = coreConfig(w.glue, options, 65507, options.channels !== undefined);
+    this.channels = options.channels === undefined ? null : resolveChannels(options.channels);
+    if (this.channels) cfg.set(STRICT_CHANNELS, 1);
     try {
       if (relayKey !== null) cfg.setRelayKey(relayKey);
       // WELCOME nonces derive from it: predictable ones would let a spoofed
@@ -151,6 +156,14 @@ export class Server extends Emitter<ServerEvents> {
     } finally {
       cfg.free();
     }
+  }
+
+  /** A channel index from an index or, with a declared layout, a name; throws on an unknown one. */
+  private channelIndex(channel: number | string, data: Uint8Array): number {
+    if (typeof channel === 'number') return channel; // the core checks it against the connection's channels
+    const c = this.channels?.find((x) => x.name === channel);
+    if (c) return c.index;
+    throw new RicochetError('RICOCHET_ERR_UNKNOWN_CHANNEL', `no channel named ${channel}${this.channels ? '' : ' (the server declares no channels)'}`, data);
   }
 
   /** Serve one transport (e.g. one side of a loopback pair, or one WebSocket). */
@@ -184,19 +197,20 @@ export class Server extends Emitter<ServerEvents> {
   }
 
   /** Queue a message for one connection; returns its message ID. */
-  send(id: number, channel: number, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+  send(id: number, channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
     const data = payloadBytes(payload);
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
-    const r = core.send(this.clock.now(), id, channel, this.heap.writeIn(core, data));
+    const r = core.send(this.clock.now(), id, this.channelIndex(channel, data), this.heap.writeIn(core, data));
     if (r < 0) throw sendError(r, data);
     this.scheduleFlush();
     return r;
   }
 
   /** Send to every live connection; returns how many took it. */
-  broadcast(channel: number, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
-    const data = payloadBytes(payload); // a bad payload throws here, not once per connection (swallowed)
+  broadcast(channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+    const data = payloadBytes(payload); // a bad payload (or channel name) throws here, not once per connection (swallowed)
+    this.channelIndex(channel, data);
     let n = 0;
     for (const id of this.connections()) {
       try {
@@ -343,9 +357,13 @@ export class Server extends Emitter<ServerEvents> {
         this.emit('connection', { id, claims: this.claims(id) });
         break;
       }
-      case EV.MESSAGE:
-        this.emit('message', { id, channel: core.eventChannel(), data: this.heap.readOut(core.eventPtr(), core.eventLen()) });
+      case EV.MESSAGE: {
+        const channel = core.eventChannel();
+        const data = this.heap.readOut(core.eventPtr(), core.eventLen());
+        const name = this.channels?.[channel]?.name;
+        this.emit('message', name === undefined ? { id, channel, data } : { id, channel, channelName: name, data });
         break;
+      }
       case EV.ACKED:
         this.emit('acked', { id, messageId: core.eventId() });
         break;

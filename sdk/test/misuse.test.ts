@@ -154,3 +154,46 @@ describe('errors a program can act on', () => {
     expect((err as Error).message).not.toMatch(/rct1|eyJ/);
   });
 });
+
+describe('channels both sides agree on', () => {
+  const layout = [
+    { kind: 'reliable-ordered', name: 'chat' },
+    { kind: 'unreliable-sequenced', name: 'input' },
+  ] as const;
+
+  it('a server that declares its channels refuses a client that lists them in another order, with a clear code', () => {
+    const clock = new VirtualClock();
+    const { client, server: end } = loopbackPair({ clock, network: 'lan', seed: 5 });
+    const server = new Server({ clock, channels: [...layout] });
+    server.attach(end);
+    const requests: number[] = [];
+    server.on('connection', ({ id }) => requests.push(id));
+    const conn = new Connection(client, { clock, channels: [layout[1], layout[0]] });
+    expect(clock.runUntil(() => conn.state === 'closed', 2_000_000)).toBe(true);
+    expect(conn.closeInfo?.code).toBe('RICOCHET_ERR_CHANNELS_DIFFER');
+    expect(conn.closeInfo?.reason).toBe('channel layout differs: server has reliable-ordered, unreliable-sequenced');
+    expect(requests).toEqual([]);
+  });
+
+  it("with the same layout, the server's events carry channel names and it sends by name", () => {
+    const clock = new VirtualClock();
+    const { client, server: end } = loopbackPair({ clock, network: 'lan', seed: 6 });
+    const server = new Server({ clock, channels: [...layout] });
+    server.attach(end);
+    const seen: string[] = [];
+    server.on('message', (m) => {
+      seen.push(`${m.channelName}:${m.data.length}`);
+      server.send(m.id, 'chat', m.data);
+    });
+    const conn = new Connection(client, { clock, channels: [...layout] });
+    const back: string[] = [];
+    conn.on('message', (m) => back.push(`${m.channelName}:${m.data.length}`));
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    conn.send('chat', new Uint8Array(3));
+    conn.send('input', new Uint8Array(5));
+    expect(clock.runUntil(() => back.length === 2, 2_000_000)).toBe(true);
+    expect(seen.sort()).toEqual(['chat:3', 'input:5']);
+    expect(back.sort()).toEqual(['chat:3', 'chat:5']);
+    expect(() => server.send(server.connections()[0]!, 'nope', new Uint8Array(1))).toThrow(/no channel named nope/);
+  });
+});

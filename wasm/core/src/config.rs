@@ -309,6 +309,13 @@ pub struct ServerConfig {
     /// rejected with "too many channels" before anything is allocated.
     /// Default 16 (the SDK declares 4 by default, the arcade 3). Range 1..=255.
     pub max_channels: usize,
+    /// The server declares the channel layout: a HELLO whose channel kinds
+    /// differ from `connection.channels` (their number, or any kind by
+    /// index) is rejected with "channel layout differs: server has …"
+    /// before anything is allocated, so a client that lists its channels
+    /// in another order is refused instead of silently misread. Default
+    /// false: each client declares its own.
+    pub strict_channels: bool,
     /// Server-wide receive memory budget, bytes: the sum over connections of
     /// what each holds out of order or in reassembly. At the budget no
     /// connection's receive buffer grows (packets that would grow it are
@@ -328,6 +335,7 @@ impl Default for ServerConfig {
             pending_timeout_us: 5_000_000,
             relay_key: None,
             max_channels: 16,
+            strict_channels: false,
             recv_budget_bytes: 256 << 20,
         }
     }

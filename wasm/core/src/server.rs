@@ -216,6 +216,10 @@ impl Server {
             self.reject_new(now, conn_id, key, hello_len, "too many channels".into());
             return Ok(conn_id);
         }
+        if self.config.strict_channels && !same_kinds(&channels, &self.config.connection.channels) {
+            self.reject_new(now, conn_id, key, hello_len, layout_differs(&self.config.connection.channels));
+            return Ok(conn_id);
+        }
         if payload.len() > self.config.connection.max_handshake_payload {
             self.reject_new(now, conn_id, key, hello_len, "handshake payload too large".into());
             return Ok(conn_id);
@@ -528,4 +532,25 @@ fn relayed_datagram_size(config: &mut crate::config::Config) {
     }
     config.max_datagram_size = max;
     config.min_datagram_size = config.min_datagram_size.min(max);
+}
+
+/// True if a HELLO's channel kinds are the server's declared layout, index by index.
+fn same_kinds(hello: &[crate::wire::ChannelKind], layout: &[crate::config::ChannelConfig]) -> bool {
+    hello.len() == layout.len() && hello.iter().zip(layout).all(|(&k, c)| k == c.kind)
+}
+
+/// The REJECT reason for a client whose channels differ: what the server has, by index
+/// (REJECTs are cut to fit, so a long layout may end early).
+fn layout_differs(layout: &[crate::config::ChannelConfig]) -> String {
+    use crate::wire::ChannelKind::*;
+    let names: Vec<&str> = layout
+        .iter()
+        .map(|c| match c.kind {
+            ReliableOrdered => "reliable-ordered",
+            ReliableUnordered => "reliable-unordered",
+            UnreliableSequenced => "unreliable-sequenced",
+            Unreliable => "unreliable",
+        })
+        .collect();
+    format!("channel layout differs: server has {}", names.join(", "))
 }

@@ -47,8 +47,11 @@ enum Field {
     /// Smallest datagram size the connection may later be set to (0: the
     /// max; see `Config::min_datagram_size`).
     MinDatagramSize,
+    /// Server: 1 = the channels added are the layout every client must
+    /// declare (`ServerConfig::strict_channels`); 0 (default) = any.
+    StrictChannels,
 }
-const FIELDS: usize = Field::MinDatagramSize as usize + 1;
+const FIELDS: usize = Field::StrictChannels as usize + 1;
 
 impl Default for ConfigInput {
     fn default() -> Self {
@@ -100,7 +103,7 @@ impl ConfigInput {
         let wrapped = if value.is_finite() { value as i64 as u32 } else { 0 };
         *v = if U32.iter().any(|&f| f as u8 == field) {
             wrapped as f64
-        } else if field == FecPreset as u8 || field == Congestion as u8 {
+        } else if field == FecPreset as u8 || field == Congestion as u8 || field == StrictChannels as u8 {
             wrapped as u8 as f64
         } else {
             value
@@ -167,6 +170,7 @@ impl ConfigInput {
             connection: self.to_config(),
             max_connections: self.u32(Field::MaxConnections) as usize,
             max_channels: self.u32(Field::MaxChannels) as usize,
+            strict_channels: self.u8(Field::StrictChannels) == 1,
             recv_budget_bytes: self.u32(Field::RecvBudgetBytes) as usize,
             relay_key: self.relay_key,
             ..ServerConfig::default()
