@@ -7,7 +7,7 @@ import { Emitter } from './emitter.js';
 import { payloadBytes, reasonOf, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
 import { configuredDatagramSize, coreConfig, fecPreset } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
-import { decodeStats, type ConnectionStats } from './stats.js';
+import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
 import { clientWasm, type ClientGlue } from './wasm.js';
@@ -99,6 +99,7 @@ export class Connection extends Emitter<ConnectionEvents> {
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
   private statsTimer: ReturnType<typeof setInterval> | null = null;
+  private readonly statsWindow: StatsWindow;
   private _state: ConnectionState = 'connecting';
   private readonly connId: number;
   private closeEvent: CloseEvent | null = null;
@@ -141,6 +142,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     });
     this.attach(transport);
     this.closeWithPage();
+    this.statsWindow = new StatsWindow((positive('statsWindowMs', options.statsWindowMs) ?? 2000) * 1000, this.clock.now());
     const interval = options.statsIntervalMs ?? 0;
     if (interval > 0) this.statsTimer = setInterval(() => this._state === 'open' && this.emit('stats', this.stats()), interval);
     this.drain();
@@ -219,7 +221,7 @@ export class Connection extends Emitter<ConnectionEvents> {
 
   stats(): ConnectionStats {
     if (this.core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
-    return decodeStats(this.core.stats());
+    return this.statsWindow.read(this.clock.now(), decodeStats(this.core.stats()));
   }
 
   /** Switch forward error correction at run time (e.g. from a network panel). */

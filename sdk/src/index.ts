@@ -13,7 +13,7 @@ export type { ChannelKind, ChannelOptions, CongestionControl, ConnectionOptions,
 export type { ReconnectFn, ReconnectInfo, ResumeOptions } from './resume.js';
 export { RicochetError, ERROR_CODES } from './errors.js';
 export type { ErrorCode, RelayClose } from './errors.js';
-export type { ChannelStats, ConnectionStats } from './stats.js';
+export type { ChannelStats, ConnectionStats, RecentStats } from './stats.js';
 export type { Transport } from './transport.js';
 export { WebSocketTransport } from './websocket.js';
 export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from './websocket.js';

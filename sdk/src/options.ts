@@ -76,6 +76,8 @@ export interface ConnectionOptions extends ResumeOptions {
   congestion?: CongestionControl;
   /** Emit a `stats` event this often; 0 disables. Default 0. */
   statsIntervalMs?: number;
+  /** The span of `stats().recent` (loss and rates over the last few seconds), ms. Default 2 000. */
+  statsWindowMs?: number;
   /** Time source; default real time. Pass a `VirtualClock` for deterministic tests. */
   clock?: Clock;
   /**

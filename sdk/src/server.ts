@@ -8,7 +8,7 @@ import { Emitter } from './emitter.js';
 import { payloadBytes, RicochetError, sendError, type ErrorCode } from './errors.js';
 import { coreConfig, fecPreset, STRICT_CHANNELS } from './core-config.js';
 import { invalid, positive, resolveChannels, type FecPreset, type ResolvedChannel, type ServerOptions as BaseServerOptions } from './options.js';
-import { decodeStats, type ConnectionStats } from './stats.js';
+import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
 import { fullWasm, type FullGlue } from './wasm.js';
 
@@ -130,6 +130,9 @@ export class Server extends Emitter<ServerEvents> {
   private readonly candidates = new Map<number, Peer>();
   private readonly live = new Set<number>();
   private readonly relayed: boolean;
+  /** Each connection's earlier stats readings (for `recent`), from its first `stats(id)`. */
+  private readonly statsWindows = new Map<number, StatsWindow>();
+  private readonly statsWindowUs: number;
   /** The declared channel layout (`channels` option), or null: each client declares its own. */
   readonly channels: readonly ResolvedChannel[] | null;
   private cancelTimer: (() => void) | null = null;
@@ -139,6 +142,7 @@ export class Server extends Emitter<ServerEvents> {
     super();
     this.clock = options.clock ?? realClock;
     this.decide = options.onConnectRequest ?? (() => true);
+    this.statsWindowUs = (positive('statsWindowMs', options.statsWindowMs) ?? 2000) * 1000;
     const relayKey = relayKeyOption(options);
     this.relayed = relayKey !== null;
     const w = fullWasm('Server');
@@ -252,9 +256,14 @@ export class Server extends Emitter<ServerEvents> {
     return raw === undefined ? null : parseClaims(raw);
   }
 
+  /** A connection's stats, totals and `recent` (from the server's earlier readings of it). */
   stats(id: number): ConnectionStats | null {
     const v = this.core?.stats(id);
-    return v && v.length > 0 ? decodeStats(v) : null;
+    if (!v || v.length === 0) return null;
+    const now = this.clock.now();
+    let w = this.statsWindows.get(id);
+    if (!w) this.statsWindows.set(id, (w = new StatsWindow(this.statsWindowUs, now)));
+    return w.read(now, decodeStats(v));
   }
 
   /** Stop serving: closes every connection and releases the core. */
@@ -376,6 +385,7 @@ export class Server extends Emitter<ServerEvents> {
         this.peers.delete(id);
         this.handshakes.delete(id);
         this.candidates.delete(id);
+        this.statsWindows.delete(id);
         const reason = this.heap.readText(core.eventPtr(), core.eventLen());
         this.emit('disconnect', { id, kind: k, code: DISCONNECT_CODES[k] ?? 'RICOCHET_ERR_CLOSED_LOCALLY', closeCode: core.eventCloseCode(), reason });
         break;

@@ -49,6 +49,8 @@ export interface ConnectionStats {
   /** Authentic packets dropped as numbered too far ahead of the largest received (a conforming peer never sends one). */
   tooFarAhead: number;
   noRoom: number;
+  /** Packets the peer numbered from its first to its largest received: what `lossIn` is a fraction of. */
+  peerPacketsExpected: number;
   overheadBytesOut: number;
   payloadBytesOut: number;
   congestionWindow: number;
@@ -56,13 +58,80 @@ export interface ConnectionStats {
   sendBufferBytes: number;
   recvBufferBytes: number;
   channels: ChannelStats[];
+  /**
+   * The same figures over the last few seconds, for on-screen graphs: the
+   * totals above cover the whole connection, so loss seen minutes ago
+   * lingers in them. Measured against the connection's own earlier reading
+   * closest to `statsWindowMs` (2 s) ago; readings are those taken by
+   * `stats()` calls and `stats` events (`statsIntervalMs`).
+   */
+  recent: RecentStats;
 }
 
-export function decodeStats(v: ArrayLike<number>): ConnectionStats {
-  const n = v[30] ?? 0;
+/** Loss and rates between two stats readings (see `ConnectionStats.recent`). */
+export interface RecentStats {
+  /** The span covered, ms: up to `statsWindowMs`, less early on (from the connection's start). */
+  windowMs: number;
+  lossIn: number;
+  residualLossIn: number;
+  lossOut: number;
+  bytesInPerSecond: number;
+  bytesOutPerSecond: number;
+  packetsInPerSecond: number;
+  packetsOutPerSecond: number;
+  fecRecoveredPerSecond: number;
+}
+
+type Totals = Omit<ConnectionStats, 'recent'>;
+
+/** A connection's totals before anything happened. */
+const ZERO: Totals = decodeStats(new Array<number>(32).fill(0));
+
+/** Readings kept for `recent`: enough to find one about a window ago, never many. */
+const MAX_READINGS = 16;
+
+/** A connection's earlier stats readings, for recent figures. */
+export class StatsWindow {
+  private readings: { atUs: number; s: Totals }[] = [];
+
+  constructor(
+    private readonly windowUs: number,
+    startUs: number,
+  ) {
+    this.readings.push({ atUs: startUs, s: ZERO });
+  }
+
+  /** `s` read at `atUs`, with figures since the kept reading closest to a window ago. */
+  read(atUs: number, s: Totals): ConnectionStats {
+    const r = this.readings;
+    let base = r[0]!;
+    for (const x of r) if (x.atUs <= atUs - this.windowUs) base = x;
+    // Keep readings spread over the window (at most one per eighth of it) and the base.
+    const last = r[r.length - 1]!;
+    if (atUs - last.atUs >= this.windowUs / 8) r.push({ atUs, s });
+    while (r.length > 1 && r[1]!.atUs <= atUs - this.windowUs) r.shift();
+    if (r.length > MAX_READINGS) r.splice(1, 1);
+    return { ...s, recent: between(base.s, s, (atUs - base.atUs) / 1e6) };
+  }
+}
+
+function between(a: Totals, b: Totals, seconds: number): RecentStats {
+  const frac = (num: number, den: number) => (den > 0 ? Math.min(1, Math.max(0, num / den)) : 0);
+  const e = b.peerPacketsExpected - a.peerPacketsExpected;
+  const missing = (k: 'lossIn' | 'residualLossIn') => frac(b[k] * b.peerPacketsExpected - a[k] * a.peerPacketsExpected, e);
+  const r = { windowMs: seconds * 1000, lossIn: missing('lossIn'), residualLossIn: missing('residualLossIn'), lossOut: frac(b.packetsLost - a.packetsLost, b.elicitingPacketsOut - a.elicitingPacketsOut) } as RecentStats;
+  for (const k of RATES) r[`${k}PerSecond`] = seconds > 0 ? (b[k] - a[k]) / seconds : 0;
+  return r;
+}
+
+/** Counters `recent` gives as rates. */
+const RATES = ['bytesIn', 'bytesOut', 'packetsIn', 'packetsOut', 'fecRecovered'] as const;
+
+export function decodeStats(v: ArrayLike<number>): Totals {
+  const n = v[31] ?? 0;
   const channels: ChannelStats[] = [];
   for (let i = 0; i < n; i++) {
-    const b = 31 + i * 4;
+    const b = 32 + i * 4;
     channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
   }
   return {
@@ -96,6 +165,7 @@ export function decodeStats(v: ArrayLike<number>): ConnectionStats {
     elicitingPacketsOut: v[27]!,
     unauthenticated: v[28]!,
     tooFarAhead: v[29]!,
+    peerPacketsExpected: v[30]!,
     channels,
   };
 }

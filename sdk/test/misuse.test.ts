@@ -197,3 +197,44 @@ describe('channels both sides agree on', () => {
     expect(() => server.send(server.connections()[0]!, 'nope', new Uint8Array(1))).toThrow(/no channel named nope/);
   });
 });
+
+describe('stats a game can graph', () => {
+  it('recent loss falls back to zero once the network heals, while the totals remember it', () => {
+    const clock = new VirtualClock();
+    const lossy = { latencyMs: 10, jitterMs: 1, loss: 0.1 };
+    const { client, server: end } = loopbackPair({ clock, network: { up: lossy, down: lossy }, seed: 9 });
+    const server = new Server({ clock });
+    server.attach(end);
+    const conn = new Connection(client, { clock, statsWindowMs: 2000 });
+    expect(clock.runUntil(() => conn.state === 'open', 5_000_000)).toBe(true);
+    const id = server.connections()[0]!;
+    const tick = (ms: number) => {
+      for (let t = 0; t < ms; t += 20) {
+        conn.send(1, new Uint8Array(100));
+        server.send(id, 1, new Uint8Array(100));
+        clock.advance(20_000);
+        conn.flush();
+      }
+    };
+    tick(6000);
+    const during = conn.stats();
+    expect(during.recent.lossIn).toBeGreaterThan(0.04);
+    expect(during.lossIn).toBeGreaterThan(0.04);
+    client.setLink({ latencyMs: 10, jitterMs: 1 });
+    end.setLink({ latencyMs: 10, jitterMs: 1 });
+    for (let i = 0; i < 4; i++) {
+      tick(1000);
+      conn.stats(); // a graph reads every second
+    }
+    const after = conn.stats();
+    expect(after.recent.windowMs).toBeGreaterThanOrEqual(2000);
+    expect(after.recent.windowMs).toBeLessThan(3100);
+    expect(after.recent.lossIn).toBe(0);
+    expect(after.recent.lossOut).toBe(0);
+    expect(after.lossIn).toBeGreaterThan(0.02); // the whole connection's figure still carries the lossy minute
+    expect(after.recent.packetsInPerSecond).toBeGreaterThan(40); // 50 a second sent each way
+    expect(after.recent.bytesOutPerSecond).toBeGreaterThan(5000);
+    const s = server.stats(id)!;
+    expect(s.recent.windowMs).toBe(0); // the server's first reading of this connection
+  });
+});

@@ -205,6 +205,14 @@ impl ReceivedPackets {
         self.first_unacked_time = None;
     }
 
+    /// Packets numbered from the first to the largest received (0 before one arrives).
+    pub fn expected(&self) -> u64 {
+        match (self.first_pn, self.largest()) {
+            (Some(first), Some(largest)) => largest - first + 1,
+            _ => 0,
+        }
+    }
+
     /// Fraction of packets the peer sent that never arrived, from gaps in
     /// packet numbers (0 before two packets), not counting `rebuilt` ones
     /// (recorded here but restored by FEC rather than received).

@@ -245,6 +245,7 @@ impl Connection {
         s.min_rtt_us = self.rtt.min();
         s.loss_in = self.received.loss_in(self.stats.fec_recovered);
         s.residual_loss_in = self.received.loss_in(0);
+        s.peer_packets_expected = self.received.expected();
         (s.fec_peer_loss, s.fec_peer_burst) = self.fec.tx.reported();
         // Only ack-eliciting packets are tracked for loss; pure ACKs are not.
         s.loss_out = self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;

@@ -27,6 +27,10 @@ pub struct Stats {
     pub residual_loss_in: f64,
     /// Peer packets rebuilt from FEC repair (no round trip).
     pub fec_recovered: u64,
+    /// Packets the peer numbered from the first to the largest received:
+    /// what `loss_in` and `residual_loss_in` are fractions of, so a host can
+    /// tell recent loss from two readings (missing = fraction × expected).
+    pub peer_packets_expected: u64,
     /// Bytes of repair packets this side sent.
     pub fec_repair_bytes_out: u64,
     /// Repair packets this side sent.

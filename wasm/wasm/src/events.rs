@@ -102,6 +102,7 @@ pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
         s.eliciting_packets_out as f64,
         s.unauthenticated as f64,
         s.too_far_ahead as f64,
+        s.peer_packets_expected as f64,
         s.channels.len() as f64,
     ];
     for c in &s.channels {
