@@ -33,7 +33,7 @@ for (const { file, dir, pkg } of published) {
   });
 }
 
-for (const dir of ['sdk', 'relay']) {
+for (const dir of ['sdk', 'relay', 'game']) {
   const pkg = read(join(dir, 'package.json'));
 
   test(`${pkg.name} builds itself when packed, and says which Node it needs`, () => {

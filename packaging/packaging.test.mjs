@@ -1,5 +1,5 @@
-// Packaging: the packages as users get them. `npm pack` @ricochet/sdk and
-// @ricochet/relay (and the host's prebuilt relay addon package,
+// Packaging: the packages as users get them. `npm pack` @ricochet/sdk,
+// @ricochet/relay, @ricochet/game (and the host's prebuilt relay addon package,
 // relay/npm/<platform>, when it exists), install the tarballs (never
 // workspace links) with the build tools into ONE temporary consumer directory
 // outside the repository, then:
@@ -52,7 +52,7 @@ import {
 
 const env = consumerEnv();
 const KEEP = process.env.RICOCHET_PACKAGING_KEEP === '1';
-const PACKAGES = ['@ricochet/sdk', '@ricochet/relay'];
+const PACKAGES = ['@ricochet/sdk', '@ricochet/relay', '@ricochet/game'];
 const APPS = ['vite', 'webpack', 'esbuild'];
 const BUDGET_FILE = join(HERE, 'size-budget.json');
 // The size budget's app: the SDK's own smallest connecting app (also measured by sdk/scripts/size.mjs).
@@ -63,7 +63,7 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
 let work; // mkdtemp: tarballs and the consumer directory
 let consumer;
-const tarballs = {}; // sdk, relay, addon (absent until relay/npm/<platform> exists)
+const tarballs = {}; // sdk, relay, game, addon (absent until relay/npm/<platform> exists)
 const listings = {};
 const cleanups = [];
 
@@ -80,6 +80,7 @@ before(
     mkdirSync(consumer);
     tarballs.sdk = await pack(join(ROOT, 'sdk'), work);
     tarballs.relay = await pack(join(ROOT, 'relay'), work);
+    tarballs.game = await pack(join(ROOT, 'game'), work);
     if (existsSync(ADDON_DIR)) tarballs.addon = await pack(ADDON_DIR, work);
     for (const [k, tgz] of Object.entries(tarballs)) {
       if (!tgz) continue;
@@ -167,6 +168,17 @@ describe('tarball contents', () => {
     await assertNoEmbeddedSources('sdk');
   });
   test('the sdk tarball ships README.md, LICENSE and package.json', () => assertBasics('sdk'));
+  test('the game tarball ships its ESM modules, the CommonJS bundle and their types; no sources, tests or dependencies', async () => {
+    for (const f of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/schema.js', 'dist/schema.d.ts']) {
+      assert.ok(paths('game').includes(f), `game tarball lacks ${f}`);
+    }
+    assertNoSources('game');
+    await assertNoEmbeddedSources('game');
+    assertBasics('game');
+    const pkg = JSON.parse(await tarballFile(tarballs.game, 'package.json'));
+    assert.deepEqual(Object.keys(pkg.dependencies ?? {}), [], 'the game layer depends on nothing (the transport included)');
+    assert.equal(pkg.sideEffects, false);
+  });
   test(`the host's relay addon package (${ADDON_PKG}) is packed with its .node and installed from the tarball`, () => {
     assert.ok(existsSync(ADDON_DIR), `${ADDON_DIR} does not exist yet: the relay's WebTransport addon has no platform package to pack`);
     const nodes = paths('addon').filter((p) => p.endsWith('.node'));
@@ -174,7 +186,7 @@ describe('tarball contents', () => {
     // The relay's optionalDependencies name every platform's package, none on the
     // registry yet: npm skips those that 404 (and the other platforms' ones).
     const installed = readdirSync(join(consumer, 'node_modules', '@ricochet')).sort();
-    assert.deepEqual(installed, ['relay', ADDON_PKG.slice('@ricochet/'.length), 'sdk'].sort());
+    assert.deepEqual(installed, ['game', 'relay', ADDON_PKG.slice('@ricochet/'.length), 'sdk'].sort());
   });
 });
 

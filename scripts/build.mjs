@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run build`: setup -> wasm (scripts/build-wasm.mjs) -> SDK (sdk/scripts/build.mjs).
+// `npm run build`: setup -> wasm (scripts/build-wasm.mjs) -> SDK (sdk/scripts/build.mjs)
+// -> the game layer (game/scripts/build.mjs).
 // Each step skips itself when its outputs are up to date. `--force` rebuilds all.
 
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ export function build({ force = false } = {}) {
   buildWasm({ force });
   // A child process: the SDK build imports esbuild, which setup may just have installed.
   run(process.execPath, [join(ROOT, 'sdk', 'scripts', 'build.mjs'), ...(force ? ['--force'] : [])], { quiet: true });
+  run(process.execPath, [join(ROOT, 'game', 'scripts', 'build.mjs'), ...(force ? ['--force'] : [])], { quiet: true });
 }
 
 if (isMain(import.meta.url)) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm run docs`: the API reference, generated from the code's own comments.
 //
-//   docs/api/index.html   links to the three below
+//   docs/api/index.html   links to the ones below
 //   docs/api/sdk/         @ricochet/sdk (TypeDoc over its public entry points)
 //   docs/api/relay/       @ricochet/relay (TypeDoc: the library, /testing)
-//   docs/api/rust/        rustdoc: ricochet-native (Rust API + C ABI) and ricochet-core
+//   docs/api/game/        @ricochet/game (TypeDoc: the optional game layer)
+//   docs/api/rust/        rustdoc: ricochet-native (Rust API + C ABI), ricochet-core, ricochet-game
 //
 // `--check` fails on any TypeDoc or rustdoc warning (a broken {@link}, an
 // exported symbol whose type is not documented) and is run by `npm test`.
@@ -20,8 +21,9 @@ const OUT = join(ROOT, 'docs', 'api');
 const PACKAGES = {
   sdk: { name: '@ricochet/sdk', entries: ['src/index.ts', 'src/server-api.ts', 'src/simulator-api.ts', 'src/slim.ts'] },
   relay: { name: '@ricochet/relay', entries: ['src/index.ts', 'src/testing.ts'] },
+  game: { name: '@ricochet/game', entries: ['src/index.ts'] },
 };
-const CRATES = ['ricochet-native', 'ricochet-core'];
+const CRATES = ['ricochet-native', 'ricochet-core', 'ricochet-game'];
 
 function typedoc(dir, { name, entries }, check) {
   const require = createRequire(join(ROOT, 'package.json'));
@@ -62,6 +64,8 @@ export function buildDocs({ check = false } = {}) {
       link('relay/index.html', '@ricochet/relay', 'the relay as a library, connect tokens, the test relay'),
       link('rust/ricochet_native/index.html', 'ricochet-native', 'UDP driver for native game servers (Rust API, C ABI)'),
       link('rust/ricochet_core/index.html', 'ricochet-core', 'the sans-IO protocol core'),
+      link('game/index.html', '@ricochet/game', 'the optional game layer: bit-packing, message schemas, interpolation, prediction'),
+      link('rust/ricochet_game/index.html', 'ricochet-game', 'bit-packing and quantisation for native servers'),
       '</ul>',
     ].join('\n'),
   );

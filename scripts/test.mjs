@@ -54,14 +54,16 @@ async function main() {
   await step('setup', () => setup());
   await step('build wasm', () => buildWasm());
   await step('build sdk', () => exec(process.execPath, [join(ROOT, 'sdk', 'scripts', 'build.mjs')]));
+  await step('build game layer', () => exec(process.execPath, [join(ROOT, 'game', 'scripts', 'build.mjs')]));
 
   await step('cargo test', () =>
     exec('cargo', ['test', '--workspace', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')], { onLine: countCargoTests }),
   );
 
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
+  await step('game layer tests (vitest)', () => vitestIn('game'));
   await step('build relay', () => buildRelay());
-  await step('type-check sdk (tests too), relay and e2e (tsc)', () => typecheck(['sdk', 'relay', 'e2e']));
+  await step('type-check sdk (tests too), relay, game and e2e (tsc)', () => typecheck(['sdk', 'relay', 'game', 'e2e']));
   // TSDoc and rustdoc with warnings as errors: every exported type is documented and every link resolves.
   await step('API reference (typedoc, rustdoc)', () => exec(process.execPath, [join(ROOT, 'scripts', 'docs.mjs'), '--check']));
   await step('relay tests (vitest)', () => vitestIn('relay'));

@@ -5,10 +5,10 @@
 //   node scripts/version.mjs          check: exit 1 listing each file that differs
 //   node scripts/version.mjs 0.2.0    set: the root, then every follower
 //
-// Followers: sdk and relay package.json (and the relay's caret range on the
+// Followers: sdk, relay and game package.json (and the relay's caret range on the
 // SDK), each per-platform addon package under relay/npm/ (and the relay's
 // optionalDependencies on them, exact: they move in lockstep), the Cargo
-// workspace under wasm/ and the relay's addon crate.
+// workspace under wasm/ (ricochet-game among its crates) and the relay's addon crate.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT, isMain } from './setup.mjs';
@@ -23,7 +23,7 @@ export function packageFiles() {
         .filter((e) => e.isDirectory() && existsSync(join(platforms, e.name, 'package.json')))
         .map((e) => join('relay', 'npm', e.name, 'package.json'))
     : [];
-  return [join('sdk', 'package.json'), join('relay', 'package.json'), ...platformFiles];
+  return [join('sdk', 'package.json'), join('relay', 'package.json'), join('game', 'package.json'), ...platformFiles];
 }
 
 const CARGO_FILES = [join('wasm', 'Cargo.toml'), join('relay', 'native', 'Cargo.toml')];

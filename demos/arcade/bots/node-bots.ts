@@ -32,10 +32,12 @@ async function bot(url: string, room: number, name: string, until: number) {
       if (!p) return;
       if (Math.random() < 0.02) keys = KEYS[Math.floor(Math.random() * KEYS.length)]!;
       // Aim at the nearest other player, if any.
-      const others = game.others.view(performance.now()).players.filter((o) => o.alive);
-      const target = others.sort((a, b) => Math.hypot(a.x - p.x, a.y - p.y) - Math.hypot(b.x - p.x, b.y - p.y))[0];
-      aim = target ? Math.atan2(target.y - p.y, target.x - p.x) : aim + 0.05;
-      link.conn.send('input', encode({ type: 'input', ...p.step({ keys, fire: Math.random() < 0.3, aim }) }));
+      const me = p.state;
+      const others = game.view(performance.now()).players.filter((o) => o.alive);
+      const target = others.sort((a, b) => Math.hypot(a.x - me.x, a.y - me.y) - Math.hypot(b.x - me.x, b.y - me.y))[0];
+      aim = target ? Math.atan2(target.y - me.y, target.x - me.x) : aim + 0.05;
+      const msg = game.input({ keys, fire: Math.random() < 0.3, aim });
+      if (msg) link.conn.send('input', encode(msg));
       inputs++;
     }, 1000 / 60);
   });

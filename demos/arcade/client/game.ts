@@ -1,9 +1,46 @@
 // What the client knows of its room: the map, the roster and scores
 // (reliable events), the local player's prediction and everyone else's
-// interpolated snapshots.
-import type { BulletState, Message, PlayerState, Wall } from '../protocol/index.js';
-import { Interpolator } from './interpolation.js';
-import { Predictor } from './prediction.js';
+// interpolated snapshots, on @ricochet/game's Predictor and SnapshotBuffer.
+import { Predictor, SnapshotBuffer, lerp, lerpAngle, lerpById } from '@ricochet/game';
+import { MAX_INPUT_FRAMES, movePlayer, type BulletState, type InputFrame, type Message, type PlayerState, type Wall } from '../protocol/index.js';
+
+/** What is drawn of the others: players and bullets. */
+export interface RoomView {
+  players: PlayerState[];
+  bullets: BulletState[];
+}
+
+/** The local player's predicted state. */
+export interface LocalState {
+  x: number;
+  y: number;
+  alive: boolean;
+}
+
+/** Two snapshots of the others at `t`: a respawn jumps instead of sliding across the map; bullets are not interpolated. */
+export function lerpRoom(a: RoomView, b: RoomView, t: number): RoomView {
+  const players = lerpById(a.players, b.players, t, (p) => p.id, (pa, pb) =>
+    !pa.alive || !pb.alive ? pb : { ...pb, x: lerp(pa.x, pb.x, t), y: lerp(pa.y, pb.y, t), aim: lerpAngle(pa.aim, pb.aim, t) },
+  );
+  return { players, bullets: t < 0.5 ? a.bullets : b.bullets };
+}
+
+/** Prediction of the local player with the server's own movement (sim.ts), so replays land where the server does. */
+export function predictLocal(walls: readonly Wall[], width: number, height: number): Predictor<InputFrame, LocalState> {
+  return new Predictor<InputFrame, LocalState>({
+    initial: { x: 0, y: 0, alive: true },
+    redundancy: MAX_INPUT_FRAMES,
+    step: (s, f) => {
+      if (!s.alive) return s;
+      const [x, y] = movePlayer(s.x, s.y, f.keys, walls, width, height);
+      return { x, y, alive: true };
+    },
+    // A correction is a replay that moved the player (px), not a death or respawn alone.
+    equals: (a, b) => Math.abs(a.x - b.x) + Math.abs(a.y - b.y) <= 0.01,
+  });
+}
+
+const NOTHING: RoomView = { players: [], bullets: [] };
 
 export interface RosterEntry {
   id: number;
@@ -24,8 +61,9 @@ export class GameState {
   height = 900;
   walls: Wall[] = [];
   roster = new Map<number, RosterEntry>();
-  predictor: Predictor | null = null;
-  readonly others = new Interpolator();
+  predictor: Predictor<InputFrame, LocalState> | null = null;
+  /** The others, drawn 6 ticks (100 ms) behind the server. */
+  readonly others = new SnapshotBuffer<RoomView>({ lerp: lerpRoom, delayTicks: 6 });
   /** The local player's latest authoritative state (hp, aim). */
   meServer: PlayerState | null = null;
   feed: FeedLine[] = [];
@@ -40,6 +78,18 @@ export class GameState {
     return this.predictor !== null;
   }
 
+  /** The others as of the render time. */
+  view(nowMs: number): RoomView {
+    return this.others.sample(nowMs) ?? NOTHING;
+  }
+
+  /** Applies one local input now; returns the input message to send (it repeats the 3 inputs before). */
+  input(frame: InputFrame): Message | null {
+    if (!this.predictor) return null;
+    const { seq, inputs } = this.predictor.input(frame);
+    return { type: 'input', seq, frames: inputs };
+  }
+
   name(id: number): string {
     return this.roster.get(id)?.name ?? `#${id}`;
   }
@@ -52,7 +102,7 @@ export class GameState {
         this.width = m.width;
         this.height = m.height;
         this.walls = m.walls;
-        this.predictor = new Predictor(m.walls, m.width, m.height);
+        this.predictor = predictLocal(m.walls, m.width, m.height);
         break;
       case 'playerJoined':
         this.roster.set(m.id, { id: m.id, name: m.name, kills: m.kills, deaths: m.deaths });
@@ -91,14 +141,9 @@ export class GameState {
     const mine = players.find((p) => p.id === this.me);
     if (mine && this.predictor) {
       this.meServer = mine;
-      this.predictor.reconcile(mine, ack);
+      this.predictor.reconcile({ x: mine.x, y: mine.y, alive: mine.alive }, ack);
     }
-    this.others.push(
-      tick,
-      players.filter((p) => p.id !== this.me),
-      bullets,
-      this.now(),
-    );
+    this.others.push(tick, { players: players.filter((p) => p.id !== this.me), bullets }, this.now());
   }
 
   private pushFeed(text: string): void {

@@ -105,9 +105,9 @@ function step(): void {
   if (!link || !p) return;
   let k = 0;
   for (const key of keys) k |= KEYMAP[key] ?? 0;
-  aim = Math.atan2(mouse.y - p.y, mouse.x - p.x);
-  const msg = p.step({ keys: k, fire: firing, aim });
-  if (link.conn.state === 'open') link.conn.send('input', encode({ type: 'input', ...msg }));
+  aim = Math.atan2(mouse.y - p.state.y, mouse.x - p.state.x);
+  const msg = game.input({ keys: k, fire: firing, aim });
+  if (msg && link.conn.state === 'open') link.conn.send('input', encode(msg));
 }
 
 let nextStep = performance.now();
@@ -161,9 +161,9 @@ function renderSidebar(): void {
 /** What the browser tests read: the game as this client sees it. */
 (window as unknown as { arcade: unknown }).arcade = {
   view() {
-    const others = game.others.view(performance.now()).players;
+    const others = game.view(performance.now()).players;
     const p = game.predictor;
-    const players = [...others.map((o) => ({ ...o })), ...(p && game.meServer ? [{ ...game.meServer, x: p.x, y: p.y }] : [])];
+    const players = [...others.map((o) => ({ ...o })), ...(p && game.meServer ? [{ ...game.meServer, x: p.state.x, y: p.state.y }] : [])];
     return {
       connected: link?.conn.state === 'open' && game.ready,
       transport: link?.kind ?? null,

@@ -125,7 +125,7 @@ export class NetworkPanel {
     if (!prev) return;
     const dt = Math.max(1e-3, (nowMs - prev.at) / 1000);
     this.rtt.push([s.rttMs]);
-    this.loss.push([s.lossOut * 100, s.lossIn * 100]);
+    this.loss.push([s.recent.lossOut * 100, s.recent.lossIn * 100]); // the last 2 s, not the whole match
     this.retrans.push([(s.retransmissions - prev.s.retransmissions) / dt]);
     this.fec.push([(s.fecRecovered - prev.s.fecRecovered) / dt, (s.fecRepairPacketsOut - prev.s.fecRepairPacketsOut) / dt]);
     this.bandwidth.push([(s.bytesOut - prev.s.bytesOut) / dt / 1000, (s.bytesIn - prev.s.bytesIn) / dt / 1000]);

@@ -24,10 +24,10 @@ export function draw(ctx: CanvasRenderingContext2D, g: GameState, nowMs: number,
     ctx.fillRect(w.x, w.y, w.w, 4);
   }
 
-  const { players, bullets } = g.others.view(nowMs);
+  const { players, bullets } = g.view(nowMs);
   drawBullets(ctx, bullets);
   for (const p of players) drawPlayer(ctx, p, g.name(p.id), false);
-  const me = g.predictor;
+  const me = g.predictor?.state;
   if (me && g.meServer) drawPlayer(ctx, { ...g.meServer, x: me.x, y: me.y, aim: localAim, alive: me.alive }, g.name(g.me), true);
 
   ctx.font = '600 22px system-ui, sans-serif';

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { DecodeError } from './bits.js';
+import { DecodeError, decodeAngle, encodeAngle } from '@ricochet/game';
 import { decode, encode, type Message } from './messages.js';
-import { decodeAngle, encodeAngle } from './quantize.js';
 
 // The same file the Rust codec's tests run (server/src/codec/vectors.rs).
 const vectors: { name: string; message: Message; hex: string }[] = JSON.parse(readFileSync(new URL('./vectors.json', import.meta.url), 'utf8'));
@@ -31,7 +30,7 @@ describe('messages', () => {
   });
 
   test('a snapshot claiming 63 players is refused', () => {
-    expect(() => decode(new Uint8Array([9, 0, 0, 0, 0, 0, 0, 63]))).toThrow(/player count out of range/);
+    expect(() => decode(new Uint8Array([9, 0, 0, 0, 0, 0, 0, 63]))).toThrow(/snapshot\.players: count 63 over 32/);
   });
 
   test('no bytes make the decoder throw anything but a DecodeError', () => {

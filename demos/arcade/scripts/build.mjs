@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the arcade: the Rust game server and bots (cargo, release), the
-// browser bundle and the Node bots (esbuild). Needs the SDK built first (scripts/build.mjs at the root).
+// browser bundle and the Node bots (esbuild). Needs the SDK and @ricochet/game
+// built first (scripts/build.mjs at the root).
 // Cargo skips an up-to-date server; the bundle is rebuilt when a source is newer.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -26,7 +27,8 @@ export function buildServer() {
 
 export async function buildClient({ force = false } = {}) {
   const sdk = join(ARCADE, '..', '..', 'sdk', 'dist');
-  const inputs = Math.max(newest(join(ARCADE, 'client')), newest(join(ARCADE, 'protocol')), newest(join(ARCADE, 'bots')), newest(sdk), newest(fileURLToPath(import.meta.url)));
+  const game = join(ARCADE, '..', '..', 'game', 'dist');
+  const inputs = Math.max(newest(join(ARCADE, 'client')), newest(join(ARCADE, 'protocol')), newest(join(ARCADE, 'bots')), newest(sdk), newest(game), newest(fileURLToPath(import.meta.url)));
   if (!force && Math.min(newest(BUNDLE), newest(NODE_BOTS)) > inputs) return;
   const esbuild = await import('esbuild');
   // The Node bots: the client's own join and prediction code, dependencies left to node_modules.

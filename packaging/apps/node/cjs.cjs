@@ -1,5 +1,5 @@
-// Node CommonJS consumer: require()s every exported subpath of @ricochet/sdk
-// and @ricochet/relay (read from the installed package.json files; an
+// Node CommonJS consumer: require()s every exported subpath of @ricochet/sdk,
+// @ricochet/relay and @ricochet/game (read from the installed package.json files; an
 // import-only subpath is reported with its error code for the test to judge),
 // then exchanges a message with the native echo server over WebSocket through
 // the relay CLI (RELAY_WS_URL, TOKEN) and over UDP (ECHO_PORT).
@@ -20,7 +20,7 @@ function load(spec, key) {
   return { kind: 'module', exports: Object.keys(require(spec)).length };
 }
 
-for (const name of ['@ricochet/sdk', '@ricochet/relay']) {
+for (const name of ['@ricochet/sdk', '@ricochet/relay', '@ricochet/game']) {
   const { exports: map } = JSON.parse(readFileSync(join(process.cwd(), 'node_modules', name, 'package.json'), 'utf8'));
   for (const key of Object.keys(map ?? { '.': null })) {
     const spec = name + key.slice(1);

@@ -1,5 +1,5 @@
-// Node ESM consumer: imports every exported subpath of @ricochet/sdk and
-// @ricochet/relay (read from the installed package.json files, so new
+// Node ESM consumer: imports every exported subpath of @ricochet/sdk,
+// @ricochet/relay and @ricochet/game (read from the installed package.json files, so new
 // subpaths are covered), then exchanges a message with the native echo
 // server over UDP (default entry, and the slim entry after init()) and over
 // WebSocket through an in-process relay from @ricochet/relay/testing.
@@ -20,7 +20,7 @@ async function load(spec, key) {
   return { kind: 'module', exports: Object.keys(await import(spec)).length };
 }
 
-for (const name of ['@ricochet/sdk', '@ricochet/relay']) {
+for (const name of ['@ricochet/sdk', '@ricochet/relay', '@ricochet/game']) {
   const { exports: map } = JSON.parse(readFileSync(join(process.cwd(), 'node_modules', name, 'package.json'), 'utf8'));
   for (const key of Object.keys(map ?? { '.': null })) {
     const spec = name + key.slice(1);

@@ -1,13 +1,12 @@
-//! The arcade's game messages on top of [`super::bits`] and
-//! [`super::quantize`]. Byte-identical to `demos/arcade/protocol/messages.ts`;
+//! The arcade's game messages on top of `ricochet_game`'s bit-packing and
+//! quantisation. Byte-identical to `demos/arcade/protocol/messages.ts`;
 //! `demos/arcade/protocol/vectors.json` pins both.
 //!
 //! Every message starts with a 4-bit tag. Positions are 14 bits on a 1/8 px
 //! grid, angles 8 bits, player ids 5 bits (32 per room). Strings are
 //! byte-aligned: a length byte, then UTF-8.
 
-use super::bits::{BitReader, BitWriter, DecodeError};
-use super::quantize::{decode_angle, encode_angle, Quantizer};
+use ricochet_game::{decode_angle, encode_angle, BitReader, BitWriter, DecodeError, Quantizer};
 
 /// Player ids per room (5 bits).
 pub const MAX_PLAYERS: usize = 32;

@@ -1,12 +1,9 @@
-//! Compact binary encoding for game messages. `bits` and `quantize` are
-//! game-agnostic and reusable; `messages` is the arcade's protocol.
+//! The arcade's compact binary messages, on the bit-packing and
+//! quantisation of the `ricochet-game` crate (`wasm/game`).
 
-pub mod bits;
 pub mod messages;
-pub mod quantize;
 #[cfg(test)]
 mod vectors;
 
-pub use bits::{BitReader, BitWriter, DecodeError};
 pub use messages::*;
-pub use quantize::{decode_angle, encode_angle, Quantizer};
+pub use ricochet_game::{decode_angle, encode_angle, BitReader, BitWriter, DecodeError, Quantizer};

@@ -1,5 +1,5 @@
 // Quantisation: real values on a fixed grid so they pack into few bits.
-// Reusable by any game; identical to server/src/codec/quantize.rs.
+// Identical to the Rust crate ricochet-game (wasm/game/src/quantize.rs).
 
 const TAU = 2 * Math.PI;
 
@@ -10,11 +10,18 @@ const TAU = 2 * Math.PI;
  */
 export class Quantizer {
   constructor(
+    /** The smallest value (code 0). */
     readonly min: number,
+    /** The grid's spacing. */
     readonly step: number,
+    /** Bits per code, 1..32. */
     readonly bits: number,
-  ) {}
+  ) {
+    if (!Number.isInteger(bits) || bits < 1 || bits > 32) throw new RangeError(`Quantizer: bits must be 1..32, not ${bits}`);
+    if (!(step > 0) || !Number.isFinite(step) || !Number.isFinite(min)) throw new RangeError('Quantizer: min must be finite and step finite and positive');
+  }
 
+  /** The largest code, 2^bits − 1. */
   get maxCode(): number {
     return 2 ** this.bits - 1;
   }
@@ -26,6 +33,12 @@ export class Quantizer {
     return q >= this.maxCode ? this.maxCode : q;
   }
 
+  /** Largest representable value. */
+  get max(): number {
+    return this.decode(this.maxCode);
+  }
+
+  /** The grid value of `code`. */
   decode(code: number): number {
     return this.min + code * this.step;
   }
@@ -45,6 +58,7 @@ export function encodeAngle(radians: number, bits: number): number {
   return Number.isNaN(q) ? 0 : q % steps;
 }
 
+/** The angle in radians, in [0, 2π), of a code from {@link encodeAngle}. */
 export function decodeAngle(code: number, bits: number): number {
   return code * (TAU / 2 ** bits);
 }

@@ -1,5 +1,5 @@
 //! Quantisation: real values on a fixed grid, so they pack into few bits.
-//! Reusable by any game (identical in `demos/arcade/protocol/quantize.ts`).
+//! Identical in `game/src/quantize.ts`, so both ends agree bit for bit.
 
 use std::f64::consts::TAU;
 
@@ -8,16 +8,21 @@ use std::f64::consts::TAU;
 /// numbers, so server and client agree bit for bit.
 #[derive(Clone, Copy, Debug)]
 pub struct Quantizer {
+    /// The smallest value (code 0).
     pub min: f64,
+    /// The grid's spacing (a power of two keeps every grid value exact).
     pub step: f64,
+    /// Bits per code, 1..=32.
     pub bits: u32,
 }
 
 impl Quantizer {
+    /// A grid of `2^bits` values from `min`, `step` apart.
     pub const fn new(min: f64, step: f64, bits: u32) -> Quantizer {
         Quantizer { min, step, bits }
     }
 
+    /// The largest code, `2^bits - 1`.
     pub fn max_code(&self) -> u32 {
         if self.bits >= 32 { u32::MAX } else { (1u32 << self.bits) - 1 }
     }
@@ -39,6 +44,7 @@ impl Quantizer {
         }
     }
 
+    /// The grid value of `code`.
     pub fn decode(&self, code: u32) -> f64 {
         self.min + code as f64 * self.step
     }
@@ -60,6 +66,7 @@ pub fn encode_angle(radians: f64, bits: u32) -> u32 {
     (q as u64 % (1u64 << bits)) as u32
 }
 
+/// The angle in radians (in `[0, 2π)`) of a code from [`encode_angle`].
 pub fn decode_angle(code: u32, bits: u32) -> f64 {
     code as f64 * (TAU / (1u64 << bits) as f64)
 }

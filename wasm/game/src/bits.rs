@@ -1,10 +1,11 @@
 //! Bit-packing: a writer and a reader over a byte buffer, for compact game
-//! messages. Reusable by any game; the arcade's messages are built on it.
+//! messages.
 //!
-//! Bit order (pinned by the shared test vectors, identical in
-//! `demos/arcade/protocol/bits.ts`): stream bit `i` is bit `i % 8` of byte
-//! `i / 8`, and each value is written least significant bit first. A
-//! message's final byte is padded with zero bits.
+//! Bit order (identical in `game/src/bits.ts`, pinned by the arcade's shared
+//! test vectors): stream bit `i` is bit `i % 8` of byte `i / 8`, and each
+//! value is written least significant bit first. A message's final byte is
+//! padded with zero bits. A 32-bit field written at a byte boundary is
+//! therefore the value's four little-endian bytes.
 
 use std::fmt;
 
@@ -47,10 +48,12 @@ pub struct BitWriter {
 }
 
 impl BitWriter {
+    /// An empty writer.
     pub fn new() -> BitWriter {
         BitWriter::default()
     }
 
+    /// An empty writer with room for `bytes` bytes before it reallocates.
     pub fn with_capacity(bytes: usize) -> BitWriter {
         BitWriter { bytes: Vec::with_capacity(bytes), used: 0 }
     }
@@ -76,6 +79,7 @@ impl BitWriter {
         self.used = end_bit % 8;
     }
 
+    /// Writes one bit.
     pub fn write_bool(&mut self, v: bool) {
         self.write_bits(v as u32, 1);
     }
@@ -103,10 +107,12 @@ impl BitWriter {
         self.bytes.extend_from_slice(&s.as_bytes()[..end]);
     }
 
+    /// Bytes written so far (a partly filled last byte counts).
     pub fn len_bytes(&self) -> usize {
         self.bytes.len()
     }
 
+    /// The message's bytes.
     pub fn finish(self) -> Vec<u8> {
         self.bytes
     }
@@ -120,6 +126,7 @@ pub struct BitReader<'a> {
 }
 
 impl<'a> BitReader<'a> {
+    /// A reader at the first bit of `bytes`.
     pub fn new(bytes: &'a [u8]) -> BitReader<'a> {
         BitReader { bytes, pos: 0 }
     }
@@ -144,8 +151,14 @@ impl<'a> BitReader<'a> {
         Ok(value as u32)
     }
 
+    /// Reads one bit.
     pub fn read_bool(&mut self) -> Result<bool, DecodeError> {
         Ok(self.read_bits(1)? == 1)
+    }
+
+    /// Bits left to read (the final byte's padding included).
+    pub fn remaining_bits(&self) -> usize {
+        self.bytes.len() * 8 - self.pos
     }
 
     /// Skips to the next byte boundary.
@@ -278,5 +291,42 @@ mod tests {
     fn trailing_bytes_are_reported() {
         let r = BitReader::new(&[1, 2]);
         assert_eq!(r.finish(), Err(DecodeError::TrailingBytes(2)));
+    }
+
+    /// A 32- and a 16-bit field at a byte boundary are the little-endian
+    /// bytes of the values (what `DataView.setUint32(.., true)` writes).
+    #[test]
+    fn aligned_fields_are_little_endian() {
+        let mut w = BitWriter::new();
+        w.write_bits(0xf, 4);
+        w.align();
+        w.write_bits(0x1234_5678, 32);
+        w.write_bits(0xabcd, 16);
+        assert_eq!(w.finish(), vec![0x0f, 0x78, 0x56, 0x34, 0x12, 0xcd, 0xab]);
+    }
+
+    #[test]
+    fn no_bytes_make_the_reader_panic() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in 0..300usize {
+            let bytes: Vec<u8> = (0..len % 40).map(|_| next() as u8).collect();
+            let mut r = BitReader::new(&bytes);
+            for _ in 0..20 {
+                let _ = match next() % 4 {
+                    0 => r.read_bits((next() % 33) as u32).map(|_| ()),
+                    1 => r.read_string((next() % 256) as usize, "s").map(|_| ()),
+                    2 => r.read_bytes((next() % 64) as usize).map(|_| ()),
+                    _ => r.read_bool().map(|_| ()),
+                };
+                assert!(r.remaining_bits() <= bytes.len() * 8);
+            }
+            let _ = r.finish();
+        }
     }
 }
