@@ -1,18 +1,15 @@
-// A Playwright fixture a game can copy: each test gets a relay whose sessions
-// run through a simulated lossy network (no root, no namespaces), in front
-// of the game's own server. Here the server is the native echo server.
-import { test as base } from '@playwright/test';
-import { startTestRelay, type TestRelay } from '@ricochet/relay/testing';
+// The project's own e2e uses the fixture games use (@ricochet/relay/playwright):
+// a relay per test in front of the game's server, sessions through a
+// simulated network. Here the game's server is the native echo server.
+import { test as ricochet } from '@ricochet/relay/playwright';
 import { startEcho } from './stack.js';
 
-export const test = base.extend<{ impairedRelay: TestRelay; profile: string }>({
-  profile: ['s1_5pct', { option: true }],
-  impairedRelay: async ({ profile }, use) => {
+export const test = ricochet.extend<{ echoServer: string }>({
+  echoServer: async ({}, use) => {
     const echo = await startEcho();
-    const relay = await startTestRelay({ backends: [`127.0.0.1:${echo.port}`], impairment: profile as never });
-    await use(relay);
-    await relay.stop();
+    await use(`127.0.0.1:${echo.port}`);
     echo.proc.kill('SIGTERM');
   },
+  backends: async ({ echoServer }, use) => use([echoServer]),
 });
-export { expect } from '@playwright/test';
+export { expect } from '@ricochet/relay/playwright';

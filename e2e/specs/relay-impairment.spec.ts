@@ -5,7 +5,7 @@ import { startStack } from '../stack.js';
 
 test.use({ profile: 's1_5pct' });
 
-test('under the relay’s simulated 5 % loss, reliable channels arrive whole and in order over WebTransport', async ({ page, impairedRelay }) => {
+test('under the relay’s simulated 5 % loss, reliable channels arrive whole and in order over WebTransport', async ({ page, relay }) => {
   // The test page and SDK are served by the regular stack's static server.
   const web = await startStack();
   try {
@@ -16,9 +16,9 @@ test('under the relay’s simulated 5 % loss, reliable channels arrive whole and
       // This measures WebTransport under loss: a handshake that loses a packet can
       // take over the 1.5 s fallback deadline (Firefox fell back once), so the
       // deadline is raised as in the netem specs (browser-echo tests the fallback).
-      { relayHttp: impairedRelay.httpUrl, token: impairedRelay.token(), pings: 100, reliablePerChannel: 1000, unreliable: 300, deadlineMs: 5_000 },
+      { relayHttp: relay.httpUrl, token: relay.token(), pings: 100, reliablePerChannel: 1000, unreliable: 300, deadlineMs: 5_000 },
     );
-    const report = impairedRelay.relay.impairmentReport();
+    const report = relay.relay.impairmentReport();
     console.log(JSON.stringify({ test: 'relay-impairment-s1_5pct', kind: r.kind, rttP50: r.rttP50, rttP99: r.rttP99, received: r.received, retransmissions: r.retransmissions }));
     expect(r.kind).toBe('webtransport');
     expect(r.ordered0).toBe(true);

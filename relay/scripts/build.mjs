@@ -25,9 +25,10 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'cli.ts')], outfile: out, banner: { js: '#!/usr/bin/env node' } }),
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'index.ts')], outfile: join(RELAY, 'dist', 'index.js') }),
   esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'testing.ts')], outfile: join(RELAY, 'dist', 'testing.js') }),
+  esbuild.build({ ...common, entryPoints: [join(RELAY, 'src', 'playwright.ts')], outfile: join(RELAY, 'dist', 'playwright.js') }),
 ]);
-// Declarations for TypeScript users of @ricochet/relay and @ricochet/relay/testing.
+// Declarations for TypeScript users of @ricochet/relay, /testing and /playwright.
 const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', join(RELAY, 'tsconfig.build.json')], { cwd: RELAY, stdio: 'inherit' });
 if (r.status !== 0) throw new Error('relay: tsc failed to emit declarations');
-console.log('[relay build] built dist/cli.js, dist/index.js, dist/testing.js and their .d.ts');
+console.log('[relay build] built dist/cli.js, dist/index.js, dist/testing.js, dist/playwright.js and their .d.ts');
