@@ -2,13 +2,10 @@
 // memory per idle WebSocket session, and CPU per datagram forwarded
 // (WebSocket → UDP backend). Prints one JSON line. Loopback only.
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { mintToken } from '../relay/dist/index.js';
-import { dataDatagram, helloDatagram } from './ricochet-packets.mjs';
+import { dataDatagram, helloDatagram, startRelay } from './ricochet-packets.mjs';
 
 const SECRET = randomBytes(32).toString('base64url');
 const IDLE = Number(process.argv[2] ?? 1000);
@@ -21,27 +18,10 @@ let received = 0;
 sink.on('message', () => received++);
 const backend = `127.0.0.1:${sink.address().port}`;
 
-const cli = fileURLToPath(new URL('../relay/dist/cli.js', import.meta.url));
-const relay = spawn(process.execPath, [cli, '--allow-backends', backend, '--http-port', '0', '--wt-port=-1', '--max-datagrams-per-second', '1000000', '--max-bytes-per-second', '1000000000', '--idle-timeout-ms', '600000'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', RICOCHET_RELAY_TOKEN_SECRET: SECRET },
-});
-const info = await new Promise((resolve) => {
-  createInterface({ input: relay.stdout }).on('line', (l) => {
-    try {
-      const m = JSON.parse(l);
-      if (m.event === 'listening') resolve(m);
-    } catch {
-      // log line
-    }
-  });
-});
-const base = `http://127.0.0.1:${info.httpPort}`;
-async function metric(name) {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const m = text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm'));
-  return m ? Number(m[1]) : NaN;
-}
+const { proc: relay, info, metric } = await startRelay(
+  ['--allow-backends', backend, '--http-port', '0', '--wt-port=-1', '--max-datagrams-per-second', '1000000', '--max-bytes-per-second', '1000000000', '--idle-timeout-ms', '600000'],
+  { secret: SECRET },
+);
 // A session starts with a HELLO; then DATA, of which the relay reads only the header.
 const open = (id) =>
   new Promise((resolve, reject) => {

@@ -20,6 +20,24 @@ if (argv.includes('--hostile')) {
   const { failed } = await runHostile();
   process.exit(failed ? 1 : 0);
 }
+// `--sizing [--quick] [--only ws|wt]`: what one relay core carries, the README's
+// "Sizing a relay" table (bench/sizing.mjs; writes results/sizing.json).
+if (argv.includes('--sizing')) {
+  for (const step of [['relay', 'scripts', 'build.mjs'], ['relay', 'native', 'build.mjs', '--client']]) {
+    if (spawnSync(process.execPath, [join(ROOT, ...step)], { stdio: 'inherit' }).status !== 0) process.exit(1);
+  }
+  const sizing = await (await import('../bench/sizing.mjs')).runSizing(argv);
+  mkdirSync(join(ROOT, 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'results', 'sizing.json'), JSON.stringify(sizing, null, 2));
+  console.log('\nwritten: results/sizing.json');
+  process.exit(0);
+}
+// `--fleet [--out DIR] [--no-defaults]`: only the relay fleet behind load balancers (bench/fleet.mjs; root).
+if (argv.includes('--fleet')) {
+  const { runFleet } = await import('../bench/fleet.mjs');
+  const r = await runFleet(argv.filter((a) => a !== '--fleet'));
+  process.exit(r.failed?.length ? 1 : 0);
+}
 const only = { s1: argv.includes('--s1'), s2: argv.includes('--s2') };
 const scenarioArgs = argv.filter((a) => a !== '--s1' && a !== '--s2');
 async function runLabScenarios() {

@@ -9,7 +9,7 @@
 //
 // `--check` fails on any TypeDoc or rustdoc warning (a broken {@link}, an
 // exported symbol whose type is not documented) and is run by `npm test`.
-// docs/ is generated: git-ignored, never committed.
+// docs/api/ is generated: git-ignored, never committed (docs/*.md are not).
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -20,7 +20,7 @@ const OUT = join(ROOT, 'docs', 'api');
 /** Each package's documented entry points: what its package.json exports, as source files. */
 const PACKAGES = {
   sdk: { name: '@ricochet/sdk', entries: ['src/index.ts', 'src/server-api.ts', 'src/simulator-api.ts', 'src/slim.ts'] },
-  relay: { name: '@ricochet/relay', entries: ['src/index.ts', 'src/testing.ts'] },
+  relay: { name: '@ricochet/relay', entries: ['src/index.ts', 'src/testing.ts', 'src/playwright.ts'] },
   game: { name: '@ricochet/game', entries: ['src/index.ts'] },
 };
 const CRATES = ['ricochet-native', 'ricochet-core', 'ricochet-game'];
