@@ -8,7 +8,7 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { waitEvent } from './child-events.js';
 import type { Browser } from '@playwright/test';
 import { CHROMIUM, FIREFOX, launch, type BrowserName } from './browsers.js';
 import { mintToken } from '@ricochet/relay';
@@ -70,32 +70,6 @@ export async function createLab(o: LabOptions): Promise<Lab> {
   return mod.createLab(o);
 }
 
-/** Resolve with the first JSON line on `child`'s stdout with event `event`. */
-function waitEvent(child: ChildProcess, event: string, label: string, ms = 15_000): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    const t = setTimeout(() => reject(new Error(`${label}: no ${event} line within ${ms} ms`)), ms);
-    lines.on('line', (l) => {
-      try {
-        const m = JSON.parse(l);
-        if (m.event === event) {
-          clearTimeout(t);
-          resolve(m);
-        }
-      } catch {
-        // not JSON: ignore
-      }
-    });
-    child.once('exit', (c, s) => {
-      clearTimeout(t);
-      reject(new Error(`${label} exited (${s ?? c})`));
-    });
-    child.once('error', (e) => {
-      clearTimeout(t);
-      reject(new Error(`${label}: ${e.message}`));
-    });
-  });
-}
 
 export interface NetemStack {
   lab: Lab;

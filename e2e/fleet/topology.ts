@@ -25,6 +25,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { waitEvent } from '../child-events.js';
 import type { Browser } from '@playwright/test';
 import { mintToken } from '@ricochet/relay';
 import { CHROMIUM, launch } from '../browsers.js';
@@ -128,29 +129,6 @@ function sh(cmd: string, args: string[], input?: string): string {
   return execFileSync(cmd, args, { encoding: 'utf8', input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
 }
 
-/** Resolve with the first JSON line on `child`'s stdout with event `event`; keeps the stream flowing. */
-export function waitEvent(child: ChildProcess, event: string, label: string, ms = 15_000): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    const t = setTimeout(() => reject(new Error(`${label}: no ${event} line within ${ms} ms`)), ms);
-    lines.on('line', (l) => {
-      try {
-        const m = JSON.parse(l);
-        if (m.event === event) {
-          clearTimeout(t);
-          lines.close();
-          resolve(m);
-        }
-      } catch {
-        // not JSON: ignore
-      }
-    });
-    child.once('exit', (c, s) => {
-      clearTimeout(t);
-      reject(new Error(`${label} exited (${s ?? c})`));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
