@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Scenario S1 on real sockets through the emulated link (shared/scenarios.md):
+// Scenario S1 on real sockets through the emulated link (bench/SCENARIOS.md):
 // 400-byte reliable-ordered messages at 60 Hz, 10 ms ± 2 ms each way, one lab
 // per loss cell. Ricochet (native driver over UDP, default and low_latency
 // presets), KCP (kcp-go turbo mode) and TCP (Nagle off) run concurrently

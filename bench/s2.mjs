@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Scenario S2 (shared/scenarios.md): bulk reliable transfer H0 → H3 across
+// Scenario S2 (bench/SCENARIOS.md): bulk reliable transfer H0 → H3 across
 // three emulated hops, each 200 Mbit/s, 5 ± 1 ms, 2 % iid loss (≈ 5.9 % end
 // to end). Ricochet (native driver, default config), KCP (kcp-go turbo,
 // windows 1024) and TCP run one after another, each through a fresh chain

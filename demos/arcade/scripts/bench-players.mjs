@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:players`: S5 and S6 from /work/shared/scenarios.md, in one run.
+// `npm run bench:players`: S5 and S6 from bench/SCENARIOS.md, in one run.
 //
 // S5: the arcade server (four shards = threads per core) with N headless bots
 // (Rust, one thread per core at idle priority, UDP, one socket each, 60

@@ -1,4 +1,4 @@
-//! Scenario S1 (shared/scenarios.md) in the seeded simulator: 400-byte
+//! Scenario S1 (bench/SCENARIOS.md) in the seeded simulator: 400-byte
 //! reliable-ordered messages client → server at 60 Hz over 10 ms ± 2 ms each
 //! way, 10,000 messages per loss profile, on virtual time. A regression guard
 //! with generous bounds; the real-socket figures beside KCP and TCP come from
