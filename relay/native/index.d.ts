@@ -48,6 +48,12 @@ export interface WtServerOptions {
   recvQueueMax?: number;
   /** SO_RCVBUF / SO_SNDBUF requested for the UDP socket. Default 4 MiB. */
   udpBufferBytes?: number;
+  /**
+   * After `close()` or `stop()`, how long a session's QUIC connection is left
+   * for the peer to close (browsers do once they have the close) before it is
+   * closed anyway. Default 1000; the relay passes its `closeGraceMs`.
+   */
+  closeGraceMs?: number;
 
   /** A WebTransport session finished its handshake. `path` includes the query string. */
   onSession: (id: number, path: string, origin: string | null) => void;
@@ -121,8 +127,18 @@ export class WtServer {
   listen(): Promise<ListenInfo>;
   /** Queues datagrams for a session (paced); returns how many were queued. Buffers are copied. */
   send(id: number, datagrams: Buffer[]): number;
-  /** Closes the session's QUIC connection with `code`/`reason`; `onClose` follows. False if unknown. */
+  /**
+   * Closes the session with `code` (u32) and `reason` (≤ 512 bytes) so the page
+   * learns both: first a close notice on a unidirectional stream ("RCLS", code
+   * as u16 big-endian, reason ≤ 123 bytes; the SDK reads it), then the
+   * WebTransport session close (CLOSE_WEBTRANSPORT_SESSION on the CONNECT
+   * stream: `WebTransport.closed` resolves with `{ closeCode, reason }`). The
+   * peer closes the QUIC connection, or we do after `closeGraceMs`. `onClose`
+   * follows. False if unknown. See `close_task` in src/lib.rs.
+   */
   close(id: number, code?: number, reason?: string): boolean;
+  /** Closes the session's QUIC connection at once (the peer sees the connection lost); `onClose` follows. */
+  abort(id: number, code?: number, reason?: string): boolean;
   /**
    * New certificate (PEM pair, or a fresh self-signed one) for NEW sessions;
    * live sessions are untouched. Throws on invalid PEM / key mismatch.

@@ -141,6 +141,7 @@ export class WtServer {
   listen() { return this.#native.listen(); }
   send(id, datagrams) { return this.#native.send(id, datagrams); }
   close(id, code = 0, reason = '') { return this.#native.close(id, code >>> 0, String(reason)); }
+  abort(id, code = 0, reason = '') { return this.#native.abort(id, code >>> 0, String(reason)); }
   rotateCertificate(certPem, keyPem) { return this.#native.rotateCertificate(certPem, keyPem); }
   certificate() { return this.#native.certificate(); }
   stats() { return this.#native.stats(); }

@@ -15,6 +15,8 @@ interface WtServerLike {
   listen(): Promise<{ port: number } & WtCertificate>;
   send(id: number, datagrams: Buffer[]): void;
   close(id: number, code: number, reason: string): void;
+  /** Closes the QUIC connection at once (addons before the session close had only this, as `close`). */
+  abort?(id: number, code: number, reason: string): void;
   rotateCertificate(certPem?: string, keyPem?: string): Promise<WtCertificate> | WtCertificate;
   stop(): Promise<void>;
 }
@@ -29,6 +31,7 @@ interface WtServerOptions {
   handshakeTimeoutMs: number;
   maxPendingHandshakes: number;
   maxPendingHandshakesPerAddress: number;
+  closeGraceMs: number;
   onSession: (id: number, path: string, origin: string | null) => void;
   onDatagrams: (id: number, datagrams: Buffer[]) => void;
   onClose: (id: number, reason: string) => void;
@@ -127,6 +130,9 @@ export class WtListener {
       // Handshakes in progress are the WebTransport side's unauthenticated connections.
       maxPendingHandshakes: o.maxPendingConnections,
       maxPendingHandshakesPerAddress: o.maxPendingPerAddress,
+      // close() sends the WebTransport session close (code and reason reach the
+      // page's WebTransport.closed), then cuts the connection after this long.
+      closeGraceMs: o.closeGraceMs,
       onSession: guard('session', (id: number, path: string) => this.onSession(id, path)),
       onDatagrams: guard('datagrams', (id: number, datagrams: Buffer[]) => {
         const s = this.sessions.get(id);
@@ -200,11 +206,14 @@ export class WtListener {
         return 0; // the addon paces and counts its own drops
       },
       close(code, reason) {
+        // A WebTransport session close (CLOSE_WEBTRANSPORT_SESSION), so the
+        // browser learns code and reason; see close() in native/src/lib.rs.
         server.close(id, code, reason);
       },
       abort() {
-        // wtransport has no abrupt reset; closing the QUIC connection is the nearest.
-        server.close(id, 0, 'transport killed');
+        // WebTransport has no abrupt reset; closing the QUIC connection at once is the nearest.
+        if (server.abort) server.abort(id, 0, 'transport killed');
+        else server.close(id, 0, 'transport killed');
       },
     };
     const session = this.relay.admit(target.query.get('token') ?? '', link);

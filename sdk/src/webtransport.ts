@@ -35,6 +35,7 @@ interface WebTransportLike {
   readonly ready: Promise<void>;
   readonly closed: Promise<unknown>;
   readonly datagrams: WebTransportDatagrams;
+  readonly incomingUnidirectionalStreams?: ReadableStream<ReadableStream<Uint8Array>>;
   close(info?: { closeCode?: number; reason?: string }): void;
 }
 type WebTransportConstructor = new (url: string, options?: unknown) => WebTransportLike;
@@ -105,6 +106,41 @@ function hexToBytes(hex: string): Uint8Array {
   return out;
 }
 
+/**
+ * The relay's close notice (relay/native/src/lib.rs, `close_task`): before it
+ * ends a session it sends one unidirectional stream of "RCLS", the close code
+ * (u16, big-endian) and the reason (UTF-8, ≤ 123 bytes), because Chromium may
+ * report the session close itself as "Connection lost", code and reason lost.
+ */
+const NOTICE_MAX = 129;
+
+const noop = () => {};
+
+/**
+ * The close notice in the first incoming unidirectional stream, or null (no
+ * stream, or not a notice). Hostile input is bounded: at most NOTICE_MAX
+ * bytes are read from that stream, and every later stream is cancelled unread.
+ */
+async function closeNotice(streams?: ReadableStream<ReadableStream<Uint8Array>>): Promise<RelayClose | null> {
+  const rd = streams?.getReader();
+  const first = await rd?.read().catch(noop);
+  void (async () => {
+    for (let r; (r = await rd!.read()).value; ) void r.value.cancel().catch(noop);
+  })().catch(noop);
+  const s = first?.value?.getReader();
+  if (!s) return null;
+  const b = new Uint8Array(NOTICE_MAX);
+  let n = 0;
+  try {
+    // set() throws past NOTICE_MAX bytes.
+    for (let r; !(r = await s.read()).done; n += r.value.length) b.set(r.value, n);
+    if (n > 5 && String.fromCharCode(...b.subarray(0, 4)) === 'RCLS') return relayClose((b[4]! << 8) | b[5]!, new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(6, n)));
+  } catch {
+    void s.cancel().catch(noop);
+  }
+  return null;
+}
+
 const QUEUE_LIMIT = 512;
 /** Writes handed to the browser and not yet completed, beyond which datagrams wait in our queue. */
 const IN_FLIGHT_LIMIT = 256;
@@ -164,12 +200,22 @@ export class WebTransportTransport implements Transport {
     this.datagramWriter = w.source;
     this.writer = w.stream.getWriter();
     void this.readLoop(d.readable.getReader());
+    const notice = closeNotice(wt.incomingUnidirectionalStreams);
+    void notice.then((r) => {
+      if (!r) return;
+      // Report at once, then end the session: the relay waits for that.
+      this.finish(`webtransport closed (${r.code}: ${r.reason})`, r);
+      this.close();
+    });
+    // A notice still being read when the session ends gets a moment to arrive.
+    const settled = (reason: string, relay: RelayClose | null) =>
+      Promise.race([notice, new Promise<null>((r) => setTimeout(r, 20, null))]).then((r) => this.ended(reason, r ?? relay));
     wt.closed.then(
       (info) => {
         const i = info as { closeCode?: number; reason?: string } | undefined;
-        this.ended(`webtransport closed${describe(info)}`, relayClose(i?.closeCode, i?.reason));
+        void settled(`webtransport closed${describe(info)}`, relayClose(i?.closeCode, i?.reason));
       },
-      (e) => this.ended(`webtransport failed: ${reasonOf(e)}`),
+      (e) => void settled(`webtransport failed: ${reasonOf(e)}`, null),
     );
     if (this.stallMs > 0) {
       const every = Math.max(10, Math.min(250, this.stallMs / 4));

@@ -27,6 +27,8 @@ interface FakeConfig {
   stallReadsAfter?: number;
   /** Writes complete only when the test calls `release()`. */
   held?: (() => void)[];
+  /** Offer `incomingUnidirectionalStreams`; the test pushes streams through the session's `uni`. */
+  uni?: boolean;
 }
 
 interface FakeSession {
@@ -35,6 +37,10 @@ interface FakeSession {
   reads: number;
   createWritableCalls: unknown[];
   closeCalls: unknown[];
+  /** With `uni`: hands the page an incoming unidirectional stream. */
+  uni?: ReadableStreamDefaultController<ReadableStream<Uint8Array>>;
+  /** Ends the session underneath: `closed` rejects with `error`. */
+  fail: (error: unknown) => void;
 }
 
 const cleanup: (() => void)[] = [];
@@ -62,10 +68,15 @@ function installFakeWebTransport(server: Server, cfg: FakeConfig): FakeSession[]
     private readonly s: FakeSession;
     private resolveClosed!: (info: unknown) => void;
     constructor(url: string) {
-      const s: FakeSession = { url, writes: 0, reads: 0, createWritableCalls: [], closeCalls: [] };
+      let rejectClosed!: (e: unknown) => void;
+      const s: FakeSession = { url, writes: 0, reads: 0, createWritableCalls: [], closeCalls: [], fail: (e) => rejectClosed(e) };
       this.s = s;
       sessions.push(s);
-      this.closed = new Promise((r) => (this.resolveClosed = r));
+      this.closed = new Promise((r, j) => {
+        this.resolveClosed = r;
+        rejectClosed = j;
+      });
+      if (cfg.uni) (this as Record<string, unknown>).incomingUnidirectionalStreams = new ReadableStream({ start: (c) => void (s.uni = c) });
       let ctrl!: ReadableStreamDefaultController<Uint8Array>;
       const readable = new ReadableStream<Uint8Array>({ start: (c) => void (ctrl = c) });
       const peer = {
@@ -331,3 +342,109 @@ const failingWebSocket = class implements WebSocketLike {
   send() {}
   close() {}
 };
+
+/** A stream that yields `chunks`, then ends (or stays open with `open`); records whether the reader cancelled it. */
+function uniStream(chunks: Uint8Array[], open = false): { stream: ReadableStream<Uint8Array>; cancelled: () => boolean; pulled: () => number } {
+  let cancelled = false;
+  let pulled = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      const next = chunks[pulled++];
+      if (next) c.enqueue(next);
+      else if (!open) c.close();
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return { stream, cancelled: () => cancelled, pulled: () => pulled };
+}
+
+function notice(code: number, reason: string, magic = 'RCLS'): Uint8Array {
+  const r = new TextEncoder().encode(reason);
+  const b = new Uint8Array(6 + r.length);
+  b.set(new TextEncoder().encode(magic), 0);
+  b[4] = code >> 8;
+  b[5] = code & 0xff;
+  b.set(r, 6);
+  return b;
+}
+
+describe("the relay's close notice (a unidirectional stream before it ends the session)", () => {
+  async function open() {
+    const sessions = installFakeWebTransport(echoServer(), { writable: true, uni: true });
+    const t = await WebTransportTransport.connect(WT_URL, { stallTimeoutMs: 0 });
+    cleanup.push(() => t.close());
+    const closes: { reason: string; relay: unknown }[] = [];
+    t.onClose((reason, relay) => closes.push({ reason, relay: relay ?? null }));
+    return { t, s: sessions[0]!, closes };
+  }
+
+  it('a notice (split across chunks) reports its code and name and closes the session', async () => {
+    const { s, closes } = await open();
+    const n = notice(4410, 'RELAY_ERR_RESUME_FAILED: the game server does not know this session');
+    s.uni!.enqueue(uniStream([n.subarray(0, 3), n.subarray(3)]).stream);
+    expect(await waitFor(() => closes.length === 1, 1_000)).toBe(true);
+    expect(closes[0]!.relay).toMatchObject({ code: 4410, error: 'RELAY_ERR_RESUME_FAILED' });
+    expect(closes[0]!.reason).toMatch(/^webtransport closed \(4410: RELAY_ERR_RESUME_FAILED/);
+    expect(s.closeCalls.length).toBe(1);
+  });
+
+  it('the session failing ("Connection lost") while the notice is read still reports the notice', async () => {
+    const { s, closes } = await open();
+    const n = notice(4401, 'RELAY_ERR_TOKEN_EXPIRED: token expired 2 s ago');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    s.uni!.enqueue(
+      new ReadableStream<Uint8Array>({
+        async pull(c) {
+          await gate;
+          c.enqueue(n);
+          c.close();
+        },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    s.fail(new Error('Connection lost.'));
+    setTimeout(release, 5);
+    expect(await waitFor(() => closes.length === 1, 1_000)).toBe(true);
+    expect(closes[0]!.relay).toMatchObject({ code: 4401, error: 'RELAY_ERR_TOKEN_EXPIRED' });
+  });
+
+  it('hostile streams: garbled, oversized, endless, bad UTF-8 and extra streams are cancelled and ignored', async () => {
+    for (const bad of [
+      [notice(4410, 'RELAY_ERR_RESUME_FAILED', 'XXXX')], // wrong magic
+      [new Uint8Array([0x52, 0x43])], // truncated
+      [notice(4410, 'x'.repeat(124))], // reason over 123 bytes
+      [new Uint8Array(100), new Uint8Array(100), new Uint8Array(1 << 20)], // oversized
+      [notice(4410, 'RELAY_ERR_RESUME_FAILED'), new Uint8Array([0xff, 0xfe])], // not UTF-8
+      [notice(1000, 'not a relay close')], // no relay code or name
+    ]) {
+      const { t, s, closes } = await open();
+      const first = uniStream(bad);
+      s.uni!.enqueue(first.stream);
+      // More streams (a flood) are cancelled unread; memory does not grow with them.
+      const extra = Array.from({ length: 50 }, () => uniStream([new Uint8Array(1 << 16)], true));
+      for (const e of extra) s.uni!.enqueue(e.stream);
+      expect(await waitFor(() => extra.every((e) => e.cancelled()), 1_000)).toBe(true);
+      expect(extra.every((e) => e.pulled() <= 1)).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(closes).toEqual([]);
+      expect(t.canSend()).toBe(true);
+      // The session ending reports its own close, not the garbage.
+      s.fail(new Error('Connection lost.'));
+      expect(await waitFor(() => closes.length === 1, 1_000)).toBe(true);
+      expect(closes[0]).toEqual({ reason: 'webtransport failed: Connection lost.', relay: null });
+      t.close();
+    }
+  });
+
+  it('an endless notice stream is cut after 129 bytes', async () => {
+    const { s, closes } = await open();
+    const endless = uniStream(Array.from({ length: 1000 }, () => new Uint8Array(64)), true);
+    s.uni!.enqueue(endless.stream);
+    expect(await waitFor(() => endless.cancelled(), 1_000)).toBe(true);
+    expect(endless.pulled()).toBeLessThanOrEqual(4);
+    expect(closes).toEqual([]);
+  });
+});

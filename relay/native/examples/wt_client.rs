@@ -218,6 +218,23 @@ async fn echo(a: Args) -> Result<String, String> {
       .map_err(|_| "no echo of the HELLO within 5 s".to_string())?
       .map_err(|e| format!("hello echo: {e}"))?;
   }
+  // The relay's close notice, if the server sends one (a unidirectional stream
+  // before it closes the session; relay/native/src/lib.rs): its bytes in hex.
+  let notice = {
+    let conn = conn.clone();
+    tokio::spawn(async move {
+      let mut s = conn.accept_uni().await.ok()?;
+      let mut buf = vec![0u8; 256];
+      let mut n = 0;
+      while n < buf.len() {
+        match s.read(&mut buf[n..]).await {
+          Ok(Some(k)) => n += k,
+          _ => break,
+        }
+      }
+      Some(buf[..n].iter().map(|b| format!("{b:02x}")).collect::<String>())
+    })
+  };
   let st = Arc::new(Mutex::new(RecvState { got: vec![false; a.count as usize], ..Default::default() }));
   let rx = {
     let conn = conn.clone();
@@ -310,6 +327,11 @@ async fn echo(a: Args) -> Result<String, String> {
 
   let rx_closed = rx.is_finished();
   let mut closed_reason = String::new();
+  // How the QUIC connection itself ended, before this client closes it: after
+  // a WebTransport session close (a capsule on the CONNECT stream) wtransport
+  // closed it locally; after a bare QUIC close it holds the server's code.
+  let quic_close = conn.quic_connection().close_reason().map(|e| e.to_string()).unwrap_or_default();
+  let notice = if notice.is_finished() { notice.await.ok().flatten().unwrap_or_default() } else { notice.abort(); String::new() };
   if a.close {
     conn.close(VarInt::from_u32(0), b"client done");
     let _ = tokio::time::timeout(Duration::from_millis(300), ep.wait_idle()).await;
@@ -336,7 +358,7 @@ async fn echo(a: Args) -> Result<String, String> {
       "\"connectMs\":{:.2},\"sendSecs\":{:.4},\"totalSecs\":{:.4},\"recvSecs\":{:.4},",
       "\"sendRate\":{:.0},\"echoRate\":{:.0},",
       "\"rttUs\":{{\"p50\":{:.1},\"p90\":{:.1},\"p99\":{:.1},\"max\":{:.1}}},",
-      "\"closedByServer\":{},\"closeReason\":{:?}}}"
+      "\"closedByServer\":{},\"closeReason\":{:?},\"quicClose\":{:?},\"notice\":{:?}}}"
     ),
     a.count,
     s.received,
@@ -358,6 +380,8 @@ async fn echo(a: Args) -> Result<String, String> {
     pct(&rtt, 1.0),
     rx_closed,
     closed_reason,
+    quic_close,
+    notice,
   ))
 }
 

@@ -23,6 +23,7 @@ pub struct NativeOptions {
   pub send_queue_max: Option<u32>,
   pub recv_queue_max: Option<u32>,
   pub udp_buffer_bytes: Option<u32>,
+  pub close_grace_ms: Option<u32>,
 }
 
 #[napi(object)]

@@ -56,6 +56,75 @@ fn init_runtime() {
   }
 }
 
+/// `s` cut to at most `max` bytes on a character boundary (the session close
+/// capsule's reason must stay valid UTF-8).
+fn utf8_prefix(mut s: String, max: usize) -> String {
+  if s.len() > max {
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+      end -= 1;
+    }
+    s.truncate(end);
+  }
+  s
+}
+
+/// Magic and version of the close notice (see `close_task`).
+const NOTICE_MAGIC: &[u8; 4] = b"RCLS";
+/// Longest notice reason, as for a WebSocket close frame.
+const NOTICE_REASON_MAX: usize = 123;
+
+/// How a session ends when the relay closes it, so the page learns the code
+/// and reason (browsers report a QUIC connection closed under a session as
+/// "Connection lost", without either):
+///
+/// 1. The close notice, for the SDK: a unidirectional stream carrying
+///    `"RCLS"`, the code (u16 big-endian) and the reason (UTF-8, ≤ 123 bytes),
+///    then FIN. We wait (≤ 1 s, ≤ `closeGraceMs`) until the peer acknowledged
+///    it; the SDK then reports the code and closes the session itself.
+/// 2. The WebTransport session close (CLOSE_WEBTRANSPORT_SESSION on the
+///    CONNECT stream, then FIN; draft-ietf-webtrans-http3, "Session
+///    Termination"; see the patched wtransport in vendor/), for any other
+///    client: `WebTransport.closed` resolves with `{ closeCode, reason }`.
+///    Chromium 156 loses that information now and then (its network service
+///    tears both mojo pipes down right after passing it on, and the page may
+///    see the disconnect first), which is why the notice comes first.
+/// 3. The peer closes the QUIC connection itself (Chromium does so at once; a
+///    server's CONNECTION_CLOSE right after would race the page's close
+///    info); one still open `closeGraceMs` later gets the QUIC close with the
+///    same code.
+async fn close_task(conn: wtransport::Connection, code: u32, reason: String, grace: Duration) {
+  let start = tokio::time::Instant::now();
+  if let Ok(code16) = u16::try_from(code) {
+    let mut r = utf8_prefix(reason.clone(), NOTICE_REASON_MAX).into_bytes();
+    let mut notice = Vec::with_capacity(6 + r.len());
+    notice.extend_from_slice(NOTICE_MAGIC);
+    notice.extend_from_slice(&code16.to_be_bytes());
+    notice.append(&mut r);
+    let send = async {
+      let mut s = conn.open_uni().await.ok()?.await.ok()?;
+      s.write_all(&notice).await.ok()?;
+      s.finish().await.ok()?;
+      // Ok(None) once the peer acknowledged every byte and the FIN.
+      s.quic_stream_mut().stopped().await.ok()
+    };
+    let wait = grace.min(Duration::from_secs(1));
+    tokio::select! {
+      _ = tokio::time::timeout(wait, send) => {}
+      _ = conn.closed() => return,
+    }
+    // The SDK closes the session as soon as it has read the notice.
+    if tokio::time::timeout(Duration::from_millis(50), conn.closed()).await.is_ok() {
+      return;
+    }
+  }
+  conn.close_session(code, reason.as_bytes());
+  let left = grace.saturating_sub(start.elapsed()).max(Duration::from_millis(100));
+  if tokio::time::timeout(left, conn.closed()).await.is_err() {
+    conn.close(VarInt::from_u32(code), reason.as_bytes());
+  }
+}
+
 fn opt(v: Option<u32>, d: u32) -> u32 {
   v.unwrap_or(d)
 }
@@ -93,6 +162,7 @@ impl WtServerNative {
       send_q: opt(options.send_queue_max, 1024).max(1) as usize,
       recv_q: opt(options.recv_queue_max, 4096).max(1) as usize,
       udp_buf: opt(options.udp_buffer_bytes, 4 * 1024 * 1024) as usize,
+      close_grace: Duration::from_millis(opt(options.close_grace_ms, 1000).max(1) as u64),
     };
     let (shutdown_tx, _) = watch::channel(false);
     let inner = Arc::new(Inner {
@@ -188,18 +258,34 @@ impl WtServerNative {
     queued
   }
 
-  /// Closes one session; `onClose` follows with `closed locally (code): reason`.
+  /// Closes one session so the peer learns `code` and `reason`; `onClose`
+  /// follows with `closed locally (code): reason`. Only the first close of a
+  /// session counts. See `close_task` for how.
   #[napi(catch_unwind)]
   pub fn close(&self, id: u32, code: u32, reason: String) -> bool {
     let Some(sess) = self.inner.session(id) else {
       inc(&self.inner.stats.unknown_session);
       return false;
     };
-    let mut r = reason.into_bytes();
-    r.truncate(512);
-    let text = String::from_utf8_lossy(&r).into_owned();
-    *lock(&sess.local_close) = Some(format!("closed locally ({code}): {text}"));
-    sess.conn.close(VarInt::from_u32(code), &r);
+    let reason = utf8_prefix(reason, 512);
+    lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
+    if !sess.closing.swap(true, Ordering::AcqRel) {
+      napi::bindgen_prelude::spawn(close_task(sess.conn.clone(), code, reason, self.inner.cfg.close_grace));
+    }
+    true
+  }
+
+  /// Closes one session's QUIC connection at once (no session close for the
+  /// peer to read: it sees the connection lost); `onClose` follows.
+  #[napi(catch_unwind)]
+  pub fn abort(&self, id: u32, code: u32, reason: String) -> bool {
+    let Some(sess) = self.inner.session(id) else {
+      inc(&self.inner.stats.unknown_session);
+      return false;
+    };
+    let reason = utf8_prefix(reason, 512);
+    lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
+    sess.conn.close(VarInt::from_u32(code), reason.as_bytes());
     true
   }
 

@@ -36,6 +36,9 @@ pub(crate) struct Cfg {
   pub(crate) send_q: usize,
   pub(crate) recv_q: usize,
   pub(crate) udp_buf: usize,
+  /// How long after `close()` (or `stop()`) a session's QUIC connection is
+  /// left for the peer to close before we close it (see `close_task`).
+  pub(crate) close_grace: Duration,
 }
 
 #[derive(Default)]
@@ -155,6 +158,8 @@ pub(crate) struct Session {
   pub(crate) out: Mutex<VecDeque<Bytes>>,
   pub(crate) wake: Notify,
   pub(crate) local_close: Mutex<Option<String>>,
+  /// `close()` was called: the close notice and session close are under way.
+  pub(crate) closing: AtomicBool,
 }
 
 pub(crate) struct Inner {

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -171,6 +171,7 @@ pub(crate) async fn run_session(inner: Arc<Inner>, conn: Connection, path: Strin
     out: Mutex::new(VecDeque::new()),
     wake: Notify::new(),
     local_close: Mutex::new(None),
+    closing: AtomicBool::new(false),
   });
   {
     let mut map = lock(&inner.sessions);
@@ -307,9 +308,23 @@ pub(crate) async fn stop_impl(inner: Arc<Inner>) {
   if let Some(t) = task {
     let _ = t.await;
   }
+  // Sessions get a session close (one closed before keeps its own code) and
+  // up to `close_grace` to answer it; then their QUIC connections close.
   let sessions: Vec<Arc<Session>> = lock(&inner.sessions).values().cloned().collect();
+  for s in &sessions {
+    lock(&s.local_close).get_or_insert_with(|| "server stopped".to_owned());
+    if !s.closing.swap(true, Ordering::AcqRel) {
+      s.conn.close_session(0, b"server stopped");
+    }
+  }
+  // The peer closes the QUIC connection once it has the session close.
+  let _ = tokio::time::timeout(inner.cfg.close_grace, async {
+    while sessions.iter().any(|s| s.conn.quic_connection().close_reason().is_none()) {
+      tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+  })
+  .await;
   for s in sessions {
-    *lock(&s.local_close) = Some("server stopped".to_owned());
     s.conn.close(VarInt::from_u32(0), b"server stopped");
   }
   let _ = tokio::time::timeout(Duration::from_secs(3), async {

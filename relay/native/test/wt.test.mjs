@@ -263,13 +263,58 @@ test('server close(id, code, reason) ends the session with onClose', async () =>
   const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '1000', '--rate', '1000',
     '--wait-ms', '300', '--no-close']);
   assert.equal(r.closedByServer, true, JSON.stringify(r));
-  assert.match(r.closeReason, /bye now/);
+  assert.match(r.closeReason, /closed by peer: bye now \(code 42\)/);
+  // The code came in the WebTransport session close on the CONNECT stream
+  // (what browsers report as closeCode/reason), and the client then closed
+  // the QUIC connection itself; a bare QUIC close would carry "bye now" here.
+  assert.doesNotMatch(r.quicClose, /bye now/, JSON.stringify(r));
+  assert.match(r.quicClose, /closed/, JSON.stringify(r));
+  // Before it, the close notice for the SDK: "RCLS", code u16 BE, reason.
+  assert.equal(r.notice, Buffer.concat([Buffer.from('RCLS'), Buffer.from([0, 42]), Buffer.from('bye now')]).toString('hex'));
   assert.equal(closes.length, 1);
   assert.match(closes[0].reason, /closed locally \(42\): bye now/);
   // Echoes of datagrams that were in the same batch as the close also count here.
   const before = srv.stats().drops.unknownSession;
   assert.equal(srv.send(closes[0].id, [Buffer.from('late')]), 0);
   assert.equal(srv.stats().drops.unknownSession, before + 1);
+  await srv.stop();
+});
+
+test('server abort(id, code, reason) closes the QUIC connection at once', async () => {
+  let srv;
+  const closes = [];
+  srv = new WtServer({
+    port: 0,
+    onSession: (id) => setTimeout(() => srv.abort(id, 43, 'gone now'), 100),
+    onDatagrams: (id, ds) => srv.send(id, ds),
+    onClose: (id, reason) => closes.push({ id, reason }),
+  });
+  const info = await srv.listen();
+  const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '1000', '--rate', '1000',
+    '--wait-ms', '300', '--no-close']);
+  assert.equal(r.closedByServer, true, JSON.stringify(r));
+  assert.match(r.quicClose, /gone now/, JSON.stringify(r));
+  assert.match(closes[0]?.reason ?? '', /closed locally \(43\): gone now/);
+  await srv.stop();
+});
+
+test('close(): a session close reason past 512 bytes is cut on a character boundary; a second close keeps the first', async () => {
+  let srv;
+  const closes = [];
+  const long = 'é'.repeat(300); // 600 bytes, two per character
+  srv = new WtServer({
+    port: 0,
+    onSession: (id) => setTimeout(() => { srv.close(id, 4410, long); srv.close(id, 1, 'second'); }, 100),
+    onDatagrams: (id, ds) => srv.send(id, ds),
+    onClose: (id, reason) => closes.push({ id, reason }),
+  });
+  const info = await srv.listen();
+  const r = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '1000', '--rate', '1000',
+    '--wait-ms', '300', '--no-close']);
+  assert.equal(r.closedByServer, true, JSON.stringify(r));
+  assert.match(r.closeReason, /4410/, JSON.stringify(r));
+  assert.ok(r.closeReason.includes('é'.repeat(256)) && !r.closeReason.includes('é'.repeat(257)), r.closeReason);
+  assert.equal(closes[0]?.reason, `closed locally (4410): ${'é'.repeat(256)}`);
   await srv.stop();
 });
 
