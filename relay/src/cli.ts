@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadOptions } from './options.js';
+import { optionsHelp } from './options-help.js';
 import { Relay } from './relay.js';
 import { mintToken } from './token.js';
 
@@ -39,7 +40,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(HELP);
+    console.log(`${HELP}\n\nOptions (flag, environment variable, default; or a field of the --config JSON file):\n${optionsHelp()}`);
     return;
   }
   const relay = new Relay(loadOptions(argv));

@@ -222,8 +222,8 @@ const STRING_OPTIONS = ['tokenSecret', 'tokenSecretFile', 'certFile', 'keyFile',
 const NOT_FLAGS = new Set<string>(['tokenSecret']);
 /** "WebTransport" is one word in flag and variable names: --no-webtransport, RICOCHET_RELAY_WEBTRANSPORT. */
 const words = (k: string) => k.replace(/([wW])ebTransport/, '$1ebtransport');
-const envName = (k: string) => `RICOCHET_RELAY_${words(k).replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
-const kebab = (k: string) => words(k).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+export const envName = (k: string) => `RICOCHET_RELAY_${words(k).replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+export const kebab = (k: string) => words(k).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 function coerce(key: keyof RelayOptions, raw: string): unknown {
   const sample = (DEFAULTS as Record<string, unknown>)[key];

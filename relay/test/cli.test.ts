@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { verifyToken } from '../src/token.js';
+import { DEFAULTS } from '../src/options.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const SECRET = randomBytes(32).toString('base64url');
@@ -18,6 +19,19 @@ describe('ricochet-relay CLI', () => {
     });
     expect(r.status).toBe(0);
     expect(verifyToken(SECRET, r.stdout.trim())).toMatchObject({ sub: 'bob', backend: '127.0.0.1:4000' });
+  });
+
+  it('--help lists every option with its flag, environment variable and default', () => {
+    const r = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const keys = [...Object.keys(DEFAULTS), 'tokenSecretFile', 'certFile', 'keyFile', 'impairment'];
+    for (const k of keys) {
+      const flag = `--${k.replace(/([wW])ebTransport/, '$1ebtransport').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      const line = r.stdout.split('Options (')[1]!.split('\n').find((l) => l.trimStart().startsWith(`${flag} `));
+      expect(line, flag).toBeDefined();
+      expect(line).toMatch(/RICOCHET_RELAY_[A-Z_]+/);
+    }
+    expect(r.stdout).toMatch(/--drain-notice-ms N\s+RICOCHET_RELAY_DRAIN_NOTICE_MS\s+default 0\s+on SIGTERM/);
   });
 
   it('refuses bad flags with a clear message and exit code 2', () => {
