@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { expect, test } from '@playwright/test';
 import { WebSocket } from 'ws';
+import { helloDatagram } from '../../bench/ricochet-packets.mjs';
 import { startStack, type Stack } from '../stack.js';
 
 setFlagsFromString('--expose-gc');
@@ -52,7 +53,8 @@ test('hostile inputs are refused with clear errors while a healthy browser sessi
   const refusals: [string, (ws: WebSocket) => void, RegExp | number][] = [
     [`${ws}?token=not-a-token`, () => {}, /^RELAY_ERR_TOKEN_MALFORMED/],
     [`${ws}?token=${good.slice(0, -2)}xx`, () => {}, /^RELAY_ERR_TOKEN_SIGNATURE/],
-    [`${ws}?token=${stack.token({ ttlSeconds: -1 })}`, () => {}, /^RELAY_ERR_TOKEN_EXPIRED/],
+    // Expired: no new connection (its HELLO is refused); a take-over of a live one, DATA first, could still be.
+    [`${ws}?token=${stack.token({ ttlSeconds: -1 })}`, (s) => s.send(helloDatagram(0x0e0e0e0e)), /^RELAY_ERR_TOKEN_EXPIRED/],
     [`${ws}?token=${good}`, () => {}, /^RELAY_ERR_TOKEN_IN_USE/],
     [`${ws}?token=${stack.token({ backend: '127.0.0.1:1' })}`, () => {}, /^RELAY_ERR_BACKEND_NOT_ALLOWED/],
     [`${ws}?token=${stack.token()}`, (s) => s.send(Buffer.from('garbage that is not a packet')), /^RELAY_ERR_MALFORMED_DATAGRAM/],
