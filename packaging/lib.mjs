@@ -30,6 +30,8 @@ export function toolSpecs() {
     locked('ws', '8.23.0'),
     locked('@types/ws', '8.18.2'),
     locked('@types/node', '20.19.43'),
+    // The optional peer of @ricochet/relay/playwright: a game's test suite that imports it has it.
+    locked('@playwright/test', '1.64.1'),
     // Not in the root lock. Driven through its Node API (webpack-cli 7 wants Node ≥ 22.15).
     'webpack@5.112.2',
   ];

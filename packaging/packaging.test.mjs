@@ -250,6 +250,9 @@ function requireReachesCjs(name, entry) {
   return target !== null && (target.endsWith('.cjs') || (target.endsWith('.js') && type !== 'module'));
 }
 
+/** Subpaths for test suites: their peer (@playwright/test) is typed against the DOM, as Playwright projects are. */
+const TEST_SUITE_SUBPATHS = new Set(['@ricochet/relay/playwright']);
+
 describe('types: tsc --noEmit over every exported subpath (strict, skipLibCheck false, lib es2022 without DOM)', () => {
   const tsc = () => join(consumer, 'node_modules', 'typescript', 'bin', 'tsc');
   const base = { strict: true, skipLibCheck: false, noEmit: true, target: 'es2022', lib: ['es2022'], types: ['node'], noUnusedLocals: true };
@@ -264,7 +267,7 @@ describe('types: tsc --noEmit over every exported subpath (strict, skipLibCheck 
 
   test('moduleResolution bundler: every subpath and the usage file check', async () => {
     const dir = tsDir();
-    const code = subpaths().filter((s) => isCode(s.key));
+    const code = subpaths().filter((s) => isCode(s.key) && !TEST_SUITE_SUBPATHS.has(s.spec));
     writeFileSync(join(dir, 'check.ts'), imports(code, 'import'));
     cpSync(join(HERE, 'apps', 'types', 'usage.ts'), join(dir, 'usage.ts'));
     writeFileSync(join(dir, 'tsconfig.bundler.json'), JSON.stringify({ compilerOptions: { ...base, module: 'esnext', moduleResolution: 'bundler' }, files: ['check.ts', 'usage.ts'] }));
@@ -274,7 +277,7 @@ describe('types: tsc --noEmit over every exported subpath (strict, skipLibCheck 
 
   test('module node16: every subpath from ESM (.mts), the CommonJS ones from require (.cts)', async () => {
     const dir = tsDir();
-    const code = subpaths().filter((s) => isCode(s.key));
+    const code = subpaths().filter((s) => isCode(s.key) && !TEST_SUITE_SUBPATHS.has(s.spec));
     const cjs = code.filter((s) => requireReachesCjs(s.name, s.entry));
     writeFileSync(join(dir, 'check.mts'), imports(code, 'import'));
     writeFileSync(join(dir, 'check.cts'), imports(cjs, 'require'));
@@ -282,6 +285,15 @@ describe('types: tsc --noEmit over every exported subpath (strict, skipLibCheck 
     writeFileSync(join(dir, 'tsconfig.node16.json'), JSON.stringify({ compilerOptions: { ...base, module: 'node16', moduleResolution: 'node16' }, files: ['check.mts', 'check.cts', 'usage.mts'] }));
     console.log(`node16 ESM: ${code.map((s) => s.spec).join(', ')}; node16 CommonJS: ${cjs.map((s) => s.spec).join(', ')}`);
     await run(process.execPath, [tsc(), '-p', 'tsconfig.node16.json'], { cwd: dir, env });
+  });
+
+  test('test-suite subpaths (@ricochet/relay/playwright) check as a Playwright project does (lib dom)', async () => {
+    const dir = tsDir();
+    const suites = subpaths().filter((s) => TEST_SUITE_SUBPATHS.has(s.spec));
+    assert.equal(suites.length, TEST_SUITE_SUBPATHS.size);
+    writeFileSync(join(dir, 'check-suite.ts'), imports(suites, 'import'));
+    writeFileSync(join(dir, 'tsconfig.suite.json'), JSON.stringify({ compilerOptions: { ...base, lib: ['es2022', 'dom'], module: 'esnext', moduleResolution: 'bundler' }, files: ['check-suite.ts'] }));
+    await run(process.execPath, [tsc(), '-p', 'tsconfig.suite.json'], { cwd: dir, env });
   });
 });
 
