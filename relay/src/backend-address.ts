@@ -1,7 +1,8 @@
 // Game-server addresses as tokens and the allowlist name them: "host:port",
 // with a DNS name or IPv4 host, or "[v6]:port". Parsed strictly, because a
 // port the socket layer refuses (0, 99999, "abc") throws synchronously.
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { ipMatcher, parseIpRange } from './ip-range.js';
 
 export interface BackendAddress {
   /** DNS name or IP literal (an IPv6 literal without its brackets). */
@@ -65,19 +66,12 @@ function exactHost(raw: string): AllowEntry['host'] | null {
   return h === undefined ? null : (x) => x.toLowerCase() === h;
 }
 
+/** "10.0.0.0/16" or "[fd00::/64]" (IPv6 in brackets, as in host:port). */
 function parseSubnet(raw: string): AllowEntry['host'] | null {
-  const bare = raw.startsWith('[') && raw.endsWith(']') ? raw.slice(1, -1) : raw;
-  const m = /^([^/]+)\/(\d{1,3})$/.exec(bare);
-  const family = m ? isIP(m[1]!) : 0;
-  if (!m || family === 0 || (family === 6) !== raw.startsWith('[')) return null;
-  const prefix = Number(m[2]);
-  if (prefix > (family === 4 ? 32 : 128)) return null;
-  const list = new BlockList();
-  list.addSubnet(m[1]!, prefix, family === 4 ? 'ipv4' : 'ipv6');
-  return (x) => {
-    const f = isIP(x);
-    return f !== 0 && list.check(x, f === 4 ? 'ipv4' : 'ipv6');
-  };
+  const bracketed = raw.startsWith('[') && raw.endsWith(']');
+  const range = parseIpRange(bracketed ? raw.slice(1, -1) : raw);
+  if (range === null || range.prefix === null || (range.family === 'ipv6') !== bracketed) return null;
+  return ipMatcher([range]);
 }
 
 function parsePorts(raw: string): [number, number] | null {

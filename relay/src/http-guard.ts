@@ -3,7 +3,8 @@
 // per client address), per-address budgets, and the plain answers that close
 // a connection without waiting on the peer.
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
-import { BlockList, isIP, type Server, type Socket } from 'node:net';
+import { isIP, type Server, type Socket } from 'node:net';
+import { ipMatcher, parseIpRange } from './ip-range.js';
 import type { Duplex } from 'node:stream';
 import { TokenBucket } from './rate-limit.js';
 
@@ -26,24 +27,21 @@ export function requestTarget(raw: string | undefined): { path: string; query: U
  * charged to the address its balancer appended to X-Forwarded-For.
  */
 export class TrustedProxies {
-  private readonly list = new BlockList();
+  private readonly matches: (address: string) => boolean;
   readonly any: boolean;
 
   constructor(entries: readonly string[]) {
-    for (const e of entries) {
-      const p = parseProxyEntry(e);
-      if (!p) throw new TypeError(`trustedProxies entry ${JSON.stringify(e)} is not an IP address or subnet`);
-      if (p.prefix === null) this.list.addAddress(p.address, p.family);
-      else this.list.addSubnet(p.address, p.prefix, p.family);
-    }
+    const ranges = entries.map((e) => {
+      const r = parseIpRange(e);
+      if (!r) throw new TypeError(`trustedProxies entry ${JSON.stringify(e)} is not an IP address or subnet`);
+      return r;
+    });
+    this.matches = ipMatcher(ranges);
     this.any = entries.length > 0;
   }
 
   has(address: string | undefined): boolean {
-    if (!this.any || !address) return false;
-    const a = unmapped(address);
-    const f = isIP(a);
-    return f !== 0 && this.list.check(a, f === 4 ? 'ipv4' : 'ipv6');
+    return this.any && !!address && this.matches(unmapped(address));
   }
 
   /** The client a request stands for: the balancer's last X-Forwarded-For entry, or the peer itself. */
@@ -54,17 +52,6 @@ export class TrustedProxies {
     const last = (Array.isArray(xff) ? xff.at(-1) : xff)?.split(',').at(-1)?.trim() ?? '';
     return isIP(last) ? last : peer;
   }
-}
-
-/** "10.0.0.5", "10.0.0.0/24", "fd00::/64" → parts, or null. */
-export function parseProxyEntry(raw: string): { address: string; prefix: number | null; family: 'ipv4' | 'ipv6' } | null {
-  const [address = '', prefixText, extra] = raw.split('/');
-  const f = isIP(address);
-  if (f === 0 || extra !== undefined) return null;
-  const family = f === 4 ? 'ipv4' : 'ipv6';
-  if (prefixText === undefined) return { address, prefix: null, family };
-  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > (f === 4 ? 32 : 128)) return null;
-  return { address, prefix: Number(prefixText), family };
 }
 
 /** Node reports IPv4 peers on a dual-stack socket as ::ffff:a.b.c.d. */

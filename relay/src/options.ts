@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { NETWORK_PROFILES } from '@ricochet/sdk';
 import { parseAllowEntry } from './backend-address.js';
-import { parseProxyEntry } from './http-guard.js';
+import { parseIpRange } from './ip-range.js';
 
 export { backendAllowed } from './backend-address.js';
 
@@ -200,7 +200,7 @@ export function validate(o: RelayOptions): RelayOptions {
   if (!Array.isArray(o.allowBackends)) fail('allowBackends must be a list of "host:port", "host:*", "host:lo-hi" or "subnet:ports"');
   if (!Array.isArray(o.trustedProxies)) fail('trustedProxies must be a list of IP addresses or subnets');
   for (const p of o.trustedProxies)
-    if (typeof p !== 'string' || !parseProxyEntry(p)) fail(`trustedProxies entry ${JSON.stringify(p)} is not an IP address or subnet ("10.0.0.5", "10.0.0.0/24")`);
+    if (typeof p !== 'string' || !parseIpRange(p)) fail(`trustedProxies entry ${JSON.stringify(p)} is not an IP address or subnet ("10.0.0.5", "10.0.0.0/24")`);
   for (const b of o.allowBackends)
     if (typeof b !== 'string' || !parseAllowEntry(b)) fail(`allowBackends entry ${JSON.stringify(b)} is not "host:port" (port 1..65535), "host:*", "host:lo-hi", or a subnet for the host ("10.0.0.0/16:*")`);
   if ((o.certFile === undefined) !== (o.keyFile === undefined)) fail('certFile and keyFile must be given together');

@@ -160,11 +160,6 @@ export class Session {
     return this.proof !== null;
   }
 
-  /** True while a take-over waits for the game server. */
-  get pendingTakeover(): boolean {
-    return this.takingOver;
-  }
-
   /**
    * True if `d`, the first datagram on a new link, proves this session is
    * the sender's: its connection ID and the session key (see session-proof.ts).

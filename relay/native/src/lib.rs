@@ -263,12 +263,7 @@ impl WtServerNative {
   /// session counts. See `close_task` for how.
   #[napi(catch_unwind)]
   pub fn close(&self, id: u32, code: u32, reason: String) -> bool {
-    let Some(sess) = self.inner.session(id) else {
-      inc(&self.inner.stats.unknown_session);
-      return false;
-    };
-    let reason = utf8_prefix(reason, 512);
-    lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
+    let Some((sess, reason)) = self.local_close(id, code, reason) else { return false };
     if !sess.closing.swap(true, Ordering::AcqRel) {
       napi::bindgen_prelude::spawn(close_task(sess.conn.clone(), code, reason, self.inner.cfg.close_grace));
     }
@@ -279,12 +274,7 @@ impl WtServerNative {
   /// peer to read: it sees the connection lost); `onClose` follows.
   #[napi(catch_unwind)]
   pub fn abort(&self, id: u32, code: u32, reason: String) -> bool {
-    let Some(sess) = self.inner.session(id) else {
-      inc(&self.inner.stats.unknown_session);
-      return false;
-    };
-    let reason = utf8_prefix(reason, 512);
-    lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
+    let Some((sess, reason)) = self.local_close(id, code, reason) else { return false };
     sess.conn.close(VarInt::from_u32(code), reason.as_bytes());
     true
   }
@@ -401,5 +391,19 @@ impl WtServerNative {
       }
       Ok(())
     })
+  }
+}
+
+impl WtServerNative {
+  /// The prologue of `close` and `abort`: the session, and the reason cut to
+  /// 512 bytes, noted as the session's local close (the first one counts).
+  fn local_close(&self, id: u32, code: u32, reason: String) -> Option<(Arc<Session>, String)> {
+    let Some(sess) = self.inner.session(id) else {
+      inc(&self.inner.stats.unknown_session);
+      return None;
+    };
+    let reason = utf8_prefix(reason, 512);
+    lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
+    Some((sess, reason))
   }
 }
