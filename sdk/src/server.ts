@@ -213,12 +213,13 @@ export class Server extends Emitter<ServerEvents> {
 
   /** Send to every live connection; returns how many took it. */
   broadcast(channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
-    const data = payloadBytes(payload); // a bad payload (or channel name) throws here, not once per connection (swallowed)
-    this.channelIndex(channel, data);
+    // Checked once, here: a bad payload or channel name throws, not once per connection (swallowed).
+    const data = payloadBytes(payload);
+    const index = this.channelIndex(channel, data);
     let n = 0;
     for (const id of this.connections()) {
       try {
-        this.send(id, channel, data);
+        this.send(id, index, data);
         n++;
       } catch {
         // A full or closing connection skips this broadcast.
