@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { Connection, Server, WebSocketTransport, serveUdp } from '@ricochet/sdk';
 import { mintToken } from '../relay/dist/index.js';
-import { cpuSeconds } from '../demos/arcade/scripts/proc-cpu.mjs';
+import { cpuSeconds } from './proc-cpu.mjs';
 import { lastJsonLine } from './ricochet-packets.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -27,7 +27,7 @@ import { createSocket } from 'node:dgram';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds } from '../demos/arcade/scripts/proc-cpu.mjs';
+import { cpuSeconds } from './proc-cpu.mjs';
 import { helloDatagram, lastJsonLine, rssBytes, startRelay } from './ricochet-packets.mjs';
 
 const argv = process.argv.slice(2);

@@ -2,10 +2,42 @@
 // `npm run bench`: runs each benchmark scenario side by side in one run,
 // prints a markdown table with each goal beside the measured figure, and
 // writes results/bench.json. Speed goals live here, never in tests.
+// `npm run bench -- --help` lists the modes; bench/README.md says what each
+// measures, which scenario of bench/SCENARIOS.md it is and where its
+// reference result lives (bench/reference/).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { build } from './build.mjs';
 import { ROOT } from './setup.mjs';
+
+const HELP = `npm run bench [-- MODE]: the benchmarks (bench/README.md; scenarios in bench/SCENARIOS.md)
+
+  (no mode)                      S3 core cost per message (native, wasm), the relay's WebSocket
+                                 forwarding cost, then S1 and S2 when root; writes results/bench.json
+  --s1 [--quick] [--cells a,b] [--no-browser]
+                                 S1 latency under loss on real sockets (root)   reference: bench/reference/s1.md
+  --s2 [--quick]                 S2 goodput over three lossy hops (root)        reference: bench/reference/s2.md
+  --hostile [--seconds N]        the relay under attack                         reference: bench/reference/hostile.md
+  --sizing [--quick] [--only ws|wt]
+                                 what one relay core carries                    reference: bench/reference/sizing.md
+  --fleet [--out DIR] [--no-defaults]
+                                 a relay fleet behind load balancers (root)     reference: bench/reference/fleet.md
+  --players                      S5 players per arcade server and S6 relay vs a plain ws echo
+                                 (= npm run bench:players)                      reference: bench/reference/players.md
+  --help                         this list
+
+Results go to results/ or bench/results/ (not committed).`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+try {
+  build(); // setup, wasm, SDK, game layer: each step skips itself when up to date
+} catch (e) {
+  console.error(`[build] ERROR: ${e.message}`);
+  process.exit(1);
+}
 
 const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
 
@@ -31,6 +63,11 @@ if (argv.includes('--sizing')) {
   writeFileSync(join(ROOT, 'results', 'sizing.json'), JSON.stringify(sizing, null, 2));
   console.log('\nwritten: results/sizing.json');
   process.exit(0);
+}
+// `--players`: S5 and S6 on the arcade (bench/arcade/players.mjs, also `npm run bench:players`).
+if (argv.includes('--players')) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bench', 'arcade', 'players.mjs')], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
 }
 // `--fleet [--out DIR] [--no-defaults]`: only the relay fleet behind load balancers (bench/fleet.mjs; root).
 if (argv.includes('--fleet')) {

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// S6: the relay's forwarding cost against a plain `ws` echo server, same
-// clients and load, in one run. Both servers run as child processes; their
+// S6 (bench/SCENARIOS.md), the last step of `npm run bench:players`; alone:
+// `node bench/arcade/relay-vs-ws.mjs`. The relay's forwarding cost against a
+// plain `ws` echo server, same clients and load, in one run. Both servers run
+// as child processes; their
 // CPU time comes from /proc/<pid>/stat. The relay forwards WebSocket → UDP
 // to an echo backend and back, so every echoed message is two forwarded
 // datagrams; the `ws` server receives and sends each message once. Prints
 // one JSON line. Loopback only.
 //
 // Then the relay's WebTransport side: Rust WebTransport clients (the addon's
-// wt_client example, Ricochet-framed) at a fixed rate each, against the
-// same UDP echo backend. The addon paces each session's sends (10 k/s by
+// wt_client example, relay/native/examples/wt_client.rs, Ricochet-framed) at
+// a fixed rate each, against the same UDP echo backend. The addon paces each session's sends (10 k/s by
 // default), so the offered rate stays below that. ARCADE_BENCH_RELAY_WT_CLIENTS
 // (4), _RATE (6,000/s) and _SECONDS (8) set the load: at 4 × 6,000 the relay
 // is a third busy and its wake-ups cost more per datagram than at saturation
@@ -19,9 +21,9 @@ import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
-import { ARCADE } from './build.mjs';
-import { cpuSeconds } from './proc-cpu.mjs';
-import { helloDatagram } from '../../../bench/ricochet-packets.mjs';
+import { ARCADE } from '../../demos/arcade/scripts/build.mjs';
+import { cpuSeconds } from '../proc-cpu.mjs';
+import { helloDatagram } from '../ricochet-packets.mjs';
 
 const ROOT = join(ARCADE, '..', '..');
 const SECRET = randomBytes(32).toString('base64url');

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// `npm run bench:players`: S5 and S6 from bench/SCENARIOS.md, in one run.
+// `npm run bench:players` (= `npm run bench -- --players`): S5 and S6 from
+// bench/SCENARIOS.md, in one run, on the arcade's game server and bots
+// (demos/arcade). Reference: bench/reference/players.md.
 //
 // S5: the arcade server (four shards = threads per core) with N headless bots
 // (Rust, one thread per core at idle priority, UDP, one socket each, 60
@@ -16,7 +18,7 @@
 //
 // S6: relay datagrams forwarded per relay CPU-second against a plain `ws`
 // echo server's messages per CPU-second, same clients, same run
-// (bench-relay.mjs).
+// (relay-vs-ws.mjs).
 //
 // ARCADE_BENCH_PLAYERS=250,1000,2000 picks the steps; ARCADE_BENCH_SECONDS the steady time per step;
 // ARCADE_BENCH_SERVER_ARGS adds server flags (e.g. '--ack-threshold 2 --ack-delay-ms 20', the ACK settings before 2026-11-24);
@@ -26,10 +28,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { build } from '../../../scripts/build.mjs';
-import { ARCADE, buildServer } from './build.mjs';
-import { startGameServer } from './stack.mjs';
-import { cpuSeconds } from './proc-cpu.mjs';
+import { build } from '../../scripts/build.mjs';
+import { ARCADE, buildServer } from '../../demos/arcade/scripts/build.mjs';
+import { startGameServer } from '../../demos/arcade/scripts/stack.mjs';
+import { cpuSeconds } from '../proc-cpu.mjs';
 
 const ROOT = join(ARCADE, '..', '..');
 const STEPS = (process.env.ARCADE_BENCH_PLAYERS ?? '250,500,1000,2000,3000').split(',').map(Number);
@@ -161,8 +163,8 @@ if (loaded) console.log(`Server CPU per player at ${loaded.players.toLocaleStrin
 
 if (process.env.ARCADE_BENCH_S6 === '0') process.exit(0); // S5 only
 console.log('\n## S6 — relay datagrams forwarded per CPU-second vs a plain `ws` echo server (same clients, same run)\n');
-const s6run = spawnSync(process.execPath, [join(ARCADE, 'scripts', 'bench-relay.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-if (s6run.status !== 0) throw new Error('bench-relay.mjs failed');
+const s6run = spawnSync(process.execPath, [join(ROOT, 'bench', 'arcade', 'relay-vs-ws.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+if (s6run.status !== 0) throw new Error('relay-vs-ws.mjs failed');
 const s6 = JSON.parse(s6run.stdout.trim().split('\n').pop());
 console.log('| server | messages | wall time | CPU time | per CPU-second | goal |');
 console.log('|---|---|---|---|---|---|');
@@ -171,8 +173,9 @@ const wt = s6.relayWebTransport;
 console.log(`| relay (WebTransport ↔ UDP echo backend, ${wt.clients} Rust clients at ${wt.offeredPerClient.toLocaleString('en')}/s each, both directions counted; ${wt.echoed.toLocaleString('en')} of ${wt.sent.toLocaleString('en')} echoed, RTT p50 ${(wt.rttP50Us / 1000).toFixed(1)} / p99 ${(wt.rttP99Us / 1000).toFixed(1)} ms) | ${wt.datagrams.toLocaleString('en')} datagrams | ${wt.seconds} s | ${wt.cpuSeconds} s | ${wt.perCpuSecond.toLocaleString('en')} | ≥ 500,000: ${wt.perCpuSecond >= 500_000 ? 'met' : 'not met'} |`);
 console.log(`| plain \`ws\` echo server (each message in and out) | ${s6.wsEcho.messages.toLocaleString('en')} messages | ${s6.wsEcho.seconds} s | ${s6.wsEcho.cpuSeconds} s | ${s6.wsEcho.perCpuSecond.toLocaleString('en')} | baseline (~133 k/core published) |`);
 console.log(`\nrelay / ws echo: ${(s6.relay.perCpuSecond / s6.wsEcho.perCpuSecond).toFixed(2)}×`);
-// The kernel's own cost per datagram on this machine caps any relay, whatever
-// it is written in: WebSocket ↔ UDP pays one UDP send or one UDP receive per
+// udp-floor is a binary of the arcade crate (demos/arcade/server/src/bin/udp-floor.rs),
+// built with it by buildServer(). The kernel's own cost per datagram on this
+// machine caps any relay, whatever it is written in: WebSocket ↔ UDP pays one UDP send or one UDP receive per
 // datagram forwarded (an echo: one of each), WebTransport ↔ UDP two.
 const floorRun = spawnSync(FLOOR_BIN, ['--size', '64'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 if (floorRun.status !== 0) throw new Error('udp-floor failed');
