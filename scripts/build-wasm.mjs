@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Builds the Rust bindings into sdk/wasm/, two modules from one crate:
-//   ricochet_wasm    everything (Client, Server, simulator Link): Node entries,
-//                    servers, tests, benchmarks, the simulator and server entries.
+// Builds the Rust bindings into sdk/wasm/, three modules from two crates:
+//   ricochet_wasm    ricochet-wasm, everything (Client, Server): Node entries,
+//                    servers, tests, benchmarks, the server entries.
 //                    opt-level 3 + wasm-opt -O3: servers need throughput.
-//   ricochet_client  the browser client only (cargo --no-default-features):
-//                    opt-level "s" + wasm-opt -Os: download size matters more
-//                    than the client's per-message cost (see MODULES).
+//   ricochet_client  ricochet-wasm, the browser client only (cargo
+//                    --no-default-features): opt-level "s" + wasm-opt -Os:
+//                    download size matters more than the client's
+//                    per-message cost (see MODULES).
+//   ricochet_sim     ricochet-sim-wasm, the network simulator (Link) alone:
+//                    loaded only by the simulator entry, so the two
+//                    production modules above carry no simulator.
 // Each: cargo build (wasm32) -> wasm-bindgen --target web -> wasm-opt.
 // Skipped when sdk/wasm is newer than every Rust input. `--force` rebuilds.
 //
@@ -22,6 +26,7 @@ import { gzipSync } from 'node:zlib';
 import { ROOT, WASM_DIR, WASM_TARGET, isMain, run, setup, wasmBindgenPath, wasmOptPath } from './setup.mjs';
 
 export const CRATE = 'ricochet-wasm';
+const SIM_CRATE = 'ricochet-sim-wasm';
 export const OUT_DIR = join(ROOT, 'sdk', 'wasm');
 
 /**
@@ -31,15 +36,19 @@ export const OUT_DIR = join(ROOT, 'sdk', 'wasm');
  * -Oz vs -O3 differ by < 0.1 KiB gzip after opt-level "s" (-Os smallest).
  */
 export const MODULES = [
-  { name: 'ricochet_wasm', profile: 'release', cargoArgs: [], opt: ['-O3'] },
+  { name: 'ricochet_wasm', crate: CRATE, profile: 'release', cargoArgs: [], opt: ['-O3'] },
   {
     name: 'ricochet_client',
+    crate: CRATE,
     profile: 'wasm-client',
     // A profile of its own (not in Cargo.toml: it is this script's choice)
     // so that each module keeps its own cached build.
     cargoArgs: ['--no-default-features', '--config', 'profile.wasm-client.inherits="release"', '--config', 'profile.wasm-client.opt-level="s"'],
     opt: ['-Os'],
   },
+  // The simulator drives the relay's impairment and test links: built like
+  // the full module (for speed), but a module of its own.
+  { name: 'ricochet_sim', crate: SIM_CRATE, profile: 'release', cargoArgs: [], opt: ['-O3'] },
 ];
 // Compatibility names: the full module (bench/s3-wasm.mjs reads it directly).
 export const OUT_NAME = MODULES[0].name;
@@ -49,7 +58,7 @@ const OUTPUTS = MODULES.flatMap((m) => [`${m.name}_bg.wasm`, `${m.name}.js`, `${
 const STAMP = join(OUT_DIR, '.build-stamp.json');
 
 // Files whose change requires a rebuild.
-const INPUT_DIRS = ['wasm/core/src', 'wasm/wasm/src'];
+const INPUT_DIRS = ['wasm/core/src', 'wasm/wasm/src', 'wasm/sim/src', 'wasm/sim-wasm/src'];
 const INPUT_FILES = [
   'wasm/Cargo.toml',
   'wasm/Cargo.lock',
@@ -57,6 +66,8 @@ const INPUT_FILES = [
   'wasm/core/build.rs',
   'wasm/wasm/Cargo.toml',
   'wasm/wasm/build.rs',
+  'wasm/sim/Cargo.toml',
+  'wasm/sim-wasm/Cargo.toml',
   'scripts/build-wasm.mjs',
 ];
 
@@ -222,10 +233,10 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
 /** cargo build + wasm-bindgen + wasm-opt for one entry of MODULES. */
 function buildModule(mod) {
-  run('cargo', ['build', '--target', WASM_TARGET, '-p', CRATE, '--profile', mod.profile, ...mod.cargoArgs], { cwd: WASM_DIR });
+  run('cargo', ['build', '--target', WASM_TARGET, '-p', mod.crate, '--profile', mod.profile, ...mod.cargoArgs], { cwd: WASM_DIR });
   // CARGO_TARGET_DIR, when set, is relative to cargo's cwd (wasm/).
   const targetDir = resolve(WASM_DIR, process.env.CARGO_TARGET_DIR || 'target');
-  const cargoOut = join(targetDir, WASM_TARGET, mod.profile, `${CRATE.replaceAll('-', '_')}.wasm`);
+  const cargoOut = join(targetDir, WASM_TARGET, mod.profile, `${mod.crate.replaceAll('-', '_')}.wasm`);
   if (!existsSync(cargoOut)) throw new Error(`cargo did not produce ${cargoOut}`);
   run(wasmBindgenPath(), [
     cargoOut,

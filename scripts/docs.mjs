@@ -5,7 +5,7 @@
 //   docs/api/sdk/         @ricochet/sdk (TypeDoc over its public entry points)
 //   docs/api/relay/       @ricochet/relay (TypeDoc: the library, /testing)
 //   docs/api/game/        @ricochet/game (TypeDoc: the optional game layer)
-//   docs/api/rust/        rustdoc: ricochet-native (Rust API + C ABI), ricochet-core, ricochet-game
+//   docs/api/rust/        rustdoc: ricochet-native (Rust API + C ABI), ricochet-core, ricochet-sim, ricochet-game
 //
 // `--check` fails on any TypeDoc or rustdoc warning (a broken {@link}, an
 // exported symbol whose type is not documented) and is run by `npm test`.
@@ -23,7 +23,7 @@ const PACKAGES = {
   relay: { name: '@ricochet/relay', entries: ['src/index.ts', 'src/testing.ts', 'src/playwright.ts'] },
   game: { name: '@ricochet/game', entries: ['src/index.ts'] },
 };
-const CRATES = ['ricochet-native', 'ricochet-core', 'ricochet-game'];
+const CRATES = ['ricochet-native', 'ricochet-core', 'ricochet-sim', 'ricochet-game'];
 
 function typedoc(dir, { name, entries }, check) {
   const require = createRequire(join(ROOT, 'package.json'));
@@ -64,8 +64,9 @@ export function buildDocs({ check = false } = {}) {
       link('relay/index.html', '@ricochet/relay', 'the relay as a library, connect tokens, the test relay'),
       link('rust/ricochet_native/index.html', 'ricochet-native', 'UDP driver for native game servers (Rust API, C ABI)'),
       link('rust/ricochet_core/index.html', 'ricochet-core', 'the sans-IO protocol core'),
+      link('rust/ricochet_sim/index.html', 'ricochet-sim', 'the test harness: seeded network simulator, client/server pair, payloads'),
       link('game/index.html', '@ricochet/game', 'the optional game layer: bit-packing, message schemas, interpolation, prediction'),
-      link('rust/ricochet_game/index.html', 'ricochet-game', 'bit-packing and quantisation for native servers'),
+      link('rust/ricochet_game/index.html', 'ricochet-game', 'bit-packing, quantisation and message schemas for native servers'),
       '</ul>',
     ].join('\n'),
   );

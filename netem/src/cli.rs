@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 pub const USAGE: &str = "\
 ricochet-netem: forward IP packets between two network namespaces through
-the ricochet-core simulator's links (delay, jitter, loss, duplication,
+the ricochet-sim simulator's links (delay, jitter, loss, duplication,
 reordering, rate), one Link per direction.
 
 USAGE

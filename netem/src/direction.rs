@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 
-use ricochet_core::sim::{Link, LinkConfig, LossModel};
+use ricochet_sim::{Link, LinkConfig, LossModel};
 
 use crate::histogram::Histogram;
 use crate::tun;

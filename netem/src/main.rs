@@ -2,7 +2,7 @@
 //!
 //! For kernels without netem. One TUN device in each namespace; every IP
 //! packet the kernel routes into one comes out of the other after passing a
-//! ricochet-core simulator [`Link`] (A -> B and B -> A, independent seeds
+//! ricochet-sim simulator [`Link`] (A -> B and B -> A, independent seeds
 //! derived like [`Duplex`]), so TCP, UDP, QUIC and browsers are impaired
 //! alike and the profile names mean exactly what they mean in the simulator.
 //!
@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use ricochet_core::sim::{Duplex, NetworkProfile};
+use ricochet_sim::{Duplex, NetworkProfile};
 
 use cli::{Action, Options};
 use direction::{config_json, json_str, Direction};

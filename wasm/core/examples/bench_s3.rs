@@ -10,7 +10,10 @@ use std::time::Instant;
 use ricochet_core::{Config, Connection, Event, Server, ServerConfig};
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let messages = args.first().copied().unwrap_or(1_000_000);
     let size = args.get(1).copied().unwrap_or(100) as usize;
     let per_tick = args.get(2).copied().unwrap_or(1).max(1);
@@ -36,8 +39,18 @@ struct Result {
 }
 
 fn run(messages: u64, size: usize, per_tick: u64) -> Result {
-    let mut client = Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(1), b"").expect("valid config");
-    let mut server = Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).expect("valid config");
+    let mut client = Connection::client(
+        Config::default(),
+        0,
+        &ricochet_sim::pair::insecure_seeded_entropy(1),
+        b"",
+    )
+    .expect("valid config");
+    let mut server = Server::new(
+        ServerConfig::default(),
+        &ricochet_sim::pair::TEST_SERVER_SECRET,
+    )
+    .expect("valid config");
     let mut buf = vec![0u8; 1500];
     let mut now = 0u64;
     // Handshake.
@@ -57,7 +70,8 @@ fn run(messages: u64, size: usize, per_tick: u64) -> Result {
         while client.poll_event().is_some() {}
     }
     let payload = vec![0xabu8; size];
-    let (mut sent, mut delivered, mut acked, mut datagrams, mut wire_bytes) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut sent, mut delivered, mut acked, mut datagrams, mut wire_bytes) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
     let start = Instant::now();
     while acked < messages {
         now += 100;
@@ -94,5 +108,10 @@ fn run(messages: u64, size: usize, per_tick: u64) -> Result {
         }
     }
     assert_eq!(delivered, messages);
-    Result { delivered, seconds: start.elapsed().as_secs_f64(), datagrams, wire_bytes }
+    Result {
+        delivered,
+        seconds: start.elapsed().as_secs_f64(),
+        datagrams,
+        wire_bytes,
+    }
 }

@@ -2,15 +2,23 @@
 //! sender's window, bytes in flight, RTT and the link's drop counters.
 //! `cargo run --release --example s2_trace -- [bbr|newreno] [fec: off|balanced] [MiB]`
 
-use ricochet_core::pair::Pair;
-use ricochet_core::payload::payload;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
 use ricochet_core::{ChannelConfig, Config, CongestionKind, Event, FecConfig, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::payload::payload;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let cc = if args.first().map(String::as_str) == Some("newreno") { CongestionKind::NewReno } else { CongestionKind::Bbr };
-    let fec = if args.get(1).map(String::as_str) == Some("balanced") { FecConfig::balanced() } else { FecConfig::off() };
+    let cc = if args.first().map(String::as_str) == Some("newreno") {
+        CongestionKind::NewReno
+    } else {
+        CongestionKind::Bbr
+    };
+    let fec = if args.get(1).map(String::as_str) == Some("balanced") {
+        FecConfig::balanced()
+    } else {
+        FecConfig::off()
+    };
     let mib: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(48);
     let rate = 200_000_000 / 8;
     let l = LinkConfig {
@@ -21,13 +29,31 @@ fn main() {
         queue_bytes: 750_000,
         ..LinkConfig::default()
     };
-    let cfg = Config { congestion: cc, fec, ..Config::default() }.with_channels(vec![ChannelConfig::reliable_ordered()]);
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
-    let mut p = Pair::new(cfg, server, NetworkProfile { name: "s2", client_to_server: l, server_to_client: l }, 15);
+    let cfg = Config {
+        congestion: cc,
+        fec,
+        ..Config::default()
+    }
+    .with_channels(vec![ChannelConfig::reliable_ordered()]);
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
+    let mut p = Pair::new(
+        cfg,
+        server,
+        NetworkProfile {
+            name: "s2",
+            client_to_server: l,
+            server_to_client: l,
+        },
+        15,
+    );
     assert!(p.connect());
     const MSG: usize = 64 << 10;
     let count = (mib << 20) / MSG;
-    let (start, mut queued, mut delivered, mut seen) = (p.now, 0usize, 0usize, p.server_events.len());
+    let (start, mut queued, mut delivered, mut seen) =
+        (p.now, 0usize, 0usize, p.server_events.len());
     let (mut window_start, mut window_bytes) = (p.now, 0usize);
     while delivered < count {
         while queued < count && p.client.send(p.now, 0, payload(queued as u32, MSG)).is_ok() {
@@ -61,5 +87,9 @@ fn main() {
         }
     }
     let secs = (p.now - start) as f64 / 1e6;
-    println!("total {:.1} Mbit/s over {:.2} s", (count * MSG) as f64 * 8.0 / secs / 1e6, secs);
+    println!(
+        "total {:.1} Mbit/s over {:.2} s",
+        (count * MSG) as f64 * 8.0 / secs / 1e6,
+        secs
+    );
 }

@@ -110,9 +110,18 @@ impl ReceivedPackets {
     /// towards a `quiet` side (nothing of ours to ride on) gains neither,
     /// and the delay would only hold back the sender's loss detection: such
     /// a packet is acknowledged at once.
-    pub fn on_packet(&mut self, now: u64, ack_eliciting: bool, threshold: u32, max_ack_delay: u64, quiet: bool) {
+    pub fn on_packet(
+        &mut self,
+        now: u64,
+        ack_eliciting: bool,
+        threshold: u32,
+        max_ack_delay: u64,
+        quiet: bool,
+    ) {
         if ack_eliciting {
-            let sparse = self.last_eliciting_at.is_none_or(|t| now.saturating_sub(t) > max_ack_delay);
+            let sparse = self
+                .last_eliciting_at
+                .is_none_or(|t| now.saturating_sub(t) > max_ack_delay);
             self.last_eliciting_at = Some(now);
             self.ack_owed = true;
             self.unacked_eliciting += 1;
@@ -154,21 +163,29 @@ impl ReceivedPackets {
         let first = (hi - lo).min(MAX);
         let mut prev_lo = hi - first;
         let mut stop = first < hi - lo;
-        let rest = self.ranges.iter().rev().skip(1).take(MAX_ACK_RANGES).map_while(move |&(l, h)| {
-            let gap = prev_lo - h - 2;
-            if stop || gap > MAX || h - l > MAX {
-                stop = true;
-                return None;
-            }
-            prev_lo = l;
-            Some((gap, h - l))
-        });
+        let rest = self
+            .ranges
+            .iter()
+            .rev()
+            .skip(1)
+            .take(MAX_ACK_RANGES)
+            .map_while(move |&(l, h)| {
+                let gap = prev_lo - h - 2;
+                if stop || gap > MAX || h - l > MAX {
+                    stop = true;
+                    return None;
+                }
+                prev_lo = l;
+                Some((gap, h - l))
+            });
         Some((hi, first, rest))
     }
 
     /// Bytes the ACK frame would take now.
     pub fn ack_frame_len(&self, now: u64) -> usize {
-        let Some((_, first, rest)) = self.ack_fields() else { return 0 };
+        let Some((_, first, rest)) = self.ack_fields() else {
+            return 0;
+        };
         let mut n = 1 + 2 + varint_len(now.saturating_sub(self.largest_time)) + varint_len(first);
         let mut count = 0;
         for (gap, len) in rest {
@@ -181,7 +198,9 @@ impl ReceivedPackets {
     /// Write the ACK frame (largest first, QUIC-style gaps). Returns false and
     /// writes nothing if it does not fit. Call `on_ack_sent` once it leaves.
     pub fn encode_ack(&self, w: &mut Writer, now: u64) -> bool {
-        let Some((hi, first, rest)) = self.ack_fields() else { return false };
+        let Some((hi, first, rest)) = self.ack_fields() else {
+            return false;
+        };
         if self.ack_frame_len(now) > w.remaining() {
             return false;
         }
@@ -238,7 +257,15 @@ mod tests {
         assert!(rp.encode_ack(&mut w, 0));
         let n = w.len();
         let mut r = Reader::new(&buf[..n]);
-        let Ok(Frame::Ack { largest, first_range, ranges, .. }) = decode_frame(&mut r) else { panic!("not an ack") };
+        let Ok(Frame::Ack {
+            largest,
+            first_range,
+            ranges,
+            ..
+        }) = decode_frame(&mut r)
+        else {
+            panic!("not an ack")
+        };
         let hi = crate::wire::expand_u16(largest, rp.largest().unwrap());
         let mut out = vec![(hi - first_range, hi)];
         let mut lo = hi - first_range;
@@ -336,14 +363,26 @@ mod tests {
     fn a_sparse_stream_to_a_quiet_side_is_acked_at_once() {
         let mut rp = ReceivedPackets::default();
         arrive(&mut rp, 0, 0, true);
-        assert_eq!(arrive(&mut rp, 1, 16_667, true), Some(16_667), "a 60 Hz stream, nothing of ours to ride on");
+        assert_eq!(
+            arrive(&mut rp, 1, 16_667, true),
+            Some(16_667),
+            "a 60 Hz stream, nothing of ours to ride on"
+        );
     }
 
     #[test]
     fn an_ack_waits_to_ride_on_our_own_data_or_to_cover_the_next_packet() {
         let mut rp = ReceivedPackets::default();
         arrive(&mut rp, 0, 0, false);
-        assert_eq!(arrive(&mut rp, 1, 16_667, false), Some(21_667), "we send too: the ACK may ride on our data");
-        assert_eq!(arrive(&mut rp, 2, 18_000, true), Some(23_000), "packets 1.3 ms apart: the next may share the ACK");
+        assert_eq!(
+            arrive(&mut rp, 1, 16_667, false),
+            Some(21_667),
+            "we send too: the ACK may ride on our data"
+        );
+        assert_eq!(
+            arrive(&mut rp, 2, 18_000, true),
+            Some(23_000),
+            "packets 1.3 ms apart: the next may share the ACK"
+        );
     }
 }

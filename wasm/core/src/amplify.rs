@@ -24,12 +24,20 @@ pub(crate) struct AmpLimit {
 impl AmpLimit {
     /// A client trusts where its server answers from.
     pub fn validated() -> AmpLimit {
-        AmpLimit { validated: true, received: 0, sent: 0 }
+        AmpLimit {
+            validated: true,
+            received: 0,
+            sent: 0,
+        }
     }
 
     /// A server that has received `received` bytes (its HELLOs) so far.
     pub fn unvalidated(received: u64) -> AmpLimit {
-        AmpLimit { validated: false, received, sent: 0 }
+        AmpLimit {
+            validated: false,
+            received,
+            sent: 0,
+        }
     }
 
     pub fn is_validated(&self) -> bool {
@@ -53,7 +61,10 @@ impl AmpLimit {
         if self.validated {
             return usize::MAX;
         }
-        let cap = self.received.saturating_mul(AMPLIFICATION_FACTOR).saturating_sub(self.sent);
+        let cap = self
+            .received
+            .saturating_mul(AMPLIFICATION_FACTOR)
+            .saturating_sub(self.sent);
         usize::try_from(cap).unwrap_or(usize::MAX)
     }
 }

@@ -66,7 +66,13 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 /// The handshake payload a relay puts in the HELLO of connection `conn_id`
 /// with session key `session_key`. None if `claims` exceeds
 /// [`MAX_CLAIMS_LEN`] (servers would refuse it).
-pub fn relay_attest(key: &AttestKey, conn_id: u32, session_key: &SessionKey, claims: &[u8], client_payload: &[u8]) -> Option<Vec<u8>> {
+pub fn relay_attest(
+    key: &AttestKey,
+    conn_id: u32,
+    session_key: &SessionKey,
+    claims: &[u8],
+    client_payload: &[u8],
+) -> Option<Vec<u8>> {
     if claims.len() > MAX_CLAIMS_LEN {
         return None;
     }
@@ -80,7 +86,9 @@ pub fn relay_attest(key: &AttestKey, conn_id: u32, session_key: &SessionKey, cla
     out.extend_from_slice(&MAGIC);
     put_bytes(&mut out, claims);
     put_bytes(&mut out, client_payload);
-    let tag = mac(key, conn_id, session_key, &out[MAGIC.len()..]).finalize().into_bytes();
+    let tag = mac(key, conn_id, session_key, &out[MAGIC.len()..])
+        .finalize()
+        .into_bytes();
     out.extend_from_slice(&tag);
     Some(out)
 }
@@ -98,7 +106,12 @@ pub struct Attested<'a> {
 /// session key. None unless it is a well-formed attestation (claims UTF-8
 /// and within the limit, nothing after the mac) whose mac verifies; the mac
 /// is compared in constant time.
-pub fn verify_attestation<'a>(key: &AttestKey, conn_id: u32, session_key: &SessionKey, payload: &'a [u8]) -> Option<Attested<'a>> {
+pub fn verify_attestation<'a>(
+    key: &AttestKey,
+    conn_id: u32,
+    session_key: &SessionKey,
+    payload: &'a [u8],
+) -> Option<Attested<'a>> {
     let rest = payload.strip_prefix(&MAGIC)?;
     let body_len = rest.len().checked_sub(MAC_LEN)?;
     let (body, tag) = rest.split_at(body_len);
@@ -108,8 +121,13 @@ pub fn verify_attestation<'a>(key: &AttestKey, conn_id: u32, session_key: &Sessi
     if !r.is_empty() || claims.len() > MAX_CLAIMS_LEN || core::str::from_utf8(claims).is_err() {
         return None;
     }
-    mac(key, conn_id, session_key, body).verify_slice(tag).ok()?;
-    Some(Attested { claims, payload: client })
+    mac(key, conn_id, session_key, body)
+        .verify_slice(tag)
+        .ok()?;
+    Some(Attested {
+        claims,
+        payload: client,
+    })
 }
 
 /// The client's own payload inside a well-formed attestation, unverified,
@@ -134,7 +152,12 @@ mod tests {
         let mut m = hmac(b"Jefe");
         m.update(b"what do ya want for nothing?");
         let want = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
-        let got: String = m.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        let got: String = m
+            .finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(got, want);
     }
 
@@ -143,7 +166,10 @@ mod tests {
         let key = attest_key(b"secret");
         let a = relay_attest(&key, 7, &[1; 16], br#"{"sub":"a"}"#, b"hi").unwrap();
         let ok = verify_attestation(&key, 7, &[1; 16], &a).unwrap();
-        assert_eq!((ok.claims, ok.payload), (br#"{"sub":"a"}"#.as_slice(), b"hi".as_slice()));
+        assert_eq!(
+            (ok.claims, ok.payload),
+            (br#"{"sub":"a"}"#.as_slice(), b"hi".as_slice())
+        );
         assert!(verify_attestation(&key, 8, &[1; 16], &a).is_none());
         assert!(verify_attestation(&key, 7, &[2; 16], &a).is_none());
         assert!(verify_attestation(&attest_key(b"other"), 7, &[1; 16], &a).is_none());

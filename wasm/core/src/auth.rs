@@ -106,7 +106,9 @@ impl TagKey {
     /// True if the packet's tag is right for this number. Constant time in
     /// the tag's bytes: an attacker learns nothing from how long it takes.
     pub fn verify(self, packet: &[u8], number: u64) -> bool {
-        let Some(got) = packet.get(TAG_OFFSET..TAG_OFFSET + TAG_LEN) else { return false };
+        let Some(got) = packet.get(TAG_OFFSET..TAG_OFFSET + TAG_LEN) else {
+            return false;
+        };
         let id = u32::from_le_bytes([packet[1], packet[2], packet[3], packet[4]]);
         let want = self.tag(packet[0], id, number, packet.len()).to_le_bytes();
         ct_eq(got, &want)
@@ -130,8 +132,16 @@ impl SessionKeys {
         let up = TagKey::derive_client(&key, nonce);
         let down = TagKey::derive(&key, Direction::ServerToClient);
         match tx_dir {
-            Direction::ClientToServer => SessionKeys { key, tx: up, rx: down },
-            Direction::ServerToClient => SessionKeys { key, tx: down, rx: up },
+            Direction::ClientToServer => SessionKeys {
+                key,
+                tx: up,
+                rx: down,
+            },
+            Direction::ServerToClient => SessionKeys {
+                key,
+                tx: down,
+                rx: up,
+            },
         }
     }
 
@@ -151,7 +161,13 @@ pub fn welcome_number(nonce: &Nonce) -> u64 {
 /// challenge): HMAC-SHA256 under the server's secret over a label, the ID,
 /// the session key and a counter the server never repeats, truncated. Only
 /// the server reads it back, so it is not part of the wire format.
-pub fn server_nonce(secret: &ServerSecret, label: &[u8], id: u32, key: &SessionKey, counter: u64) -> Nonce {
+pub fn server_nonce(
+    secret: &ServerSecret,
+    label: &[u8],
+    id: u32,
+    key: &SessionKey,
+    counter: u64,
+) -> Nonce {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key length");
     mac.update(label);
     mac.update(&id.to_le_bytes());
@@ -190,7 +206,10 @@ mod tests {
         // SipHash paper, appendix A: key 00..0f, message 00..0e.
         let key: [u8; 16] = core::array::from_fn(|i| i as u8);
         let msg: [u8; 15] = core::array::from_fn(|i| i as u8);
-        assert_eq!(SipHasher24::new_with_key(&key).hash(&msg), 0xa129_ca61_49be_45e5);
+        assert_eq!(
+            SipHasher24::new_with_key(&key).hash(&msg),
+            0xa129_ca61_49be_45e5
+        );
     }
 
     #[test]

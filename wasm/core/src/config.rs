@@ -30,7 +30,12 @@ pub struct ChannelConfig {
 
 impl ChannelConfig {
     pub fn new(kind: ChannelKind) -> Self {
-        ChannelConfig { kind, priority: 128, max_age_us: 0, latency_target_us: 0 }
+        ChannelConfig {
+            kind,
+            priority: 128,
+            max_age_us: 0,
+            latency_target_us: 0,
+        }
     }
     pub fn reliable_ordered() -> Self {
         Self::new(ChannelKind::ReliableOrdered)
@@ -194,7 +199,12 @@ impl Config {
     /// up to 110 % extra bytes on FEC: for fast-paced games that want losses
     /// repaired or detected as early as possible.
     pub fn low_latency() -> Self {
-        Config { max_ack_delay_us: 1_000, keepalive_interval_us: 250_000, fec: FecConfig::low_latency(), ..Config::default() }
+        Config {
+            max_ack_delay_us: 1_000,
+            keepalive_interval_us: 250_000,
+            fec: FecConfig::low_latency(),
+            ..Config::default()
+        }
     }
 
     /// Builder: replace the channel list.
@@ -222,16 +232,30 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |m: String| Err(ConfigError(m));
         if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {
-            return err(format!("channels: need 1..={MAX_CHANNELS}, got {}", self.channels.len()));
+            return err(format!(
+                "channels: need 1..={MAX_CHANNELS}, got {}",
+                self.channels.len()
+            ));
         }
         if !(128..=MAX_DATAGRAM_SIZE).contains(&self.max_datagram_size) {
-            return err(format!("max_datagram_size: need 128..=65507 bytes, got {}", self.max_datagram_size));
+            return err(format!(
+                "max_datagram_size: need 128..=65507 bytes, got {}",
+                self.max_datagram_size
+            ));
         }
-        if self.min_datagram_size != 0 && !(128..=self.max_datagram_size).contains(&self.min_datagram_size) {
-            return err(format!("min_datagram_size: need 0 or 128..={} bytes, got {}", self.max_datagram_size, self.min_datagram_size));
+        if self.min_datagram_size != 0
+            && !(128..=self.max_datagram_size).contains(&self.min_datagram_size)
+        {
+            return err(format!(
+                "min_datagram_size: need 0 or 128..={} bytes, got {}",
+                self.max_datagram_size, self.min_datagram_size
+            ));
         }
         if self.max_message_size == 0 || self.max_message_size > (1 << 30) {
-            return err(format!("max_message_size: need 1..=1 GiB, got {}", self.max_message_size));
+            return err(format!(
+                "max_message_size: need 1..=1 GiB, got {}",
+                self.max_message_size
+            ));
         }
         if self.send_buffer_bytes < self.max_message_size {
             return err(format!(
@@ -247,7 +271,10 @@ impl Config {
             ));
         }
         if !(1..=16384).contains(&self.reliable_window) {
-            return err(format!("reliable_window: need 1..=16384 messages, got {}", self.reliable_window));
+            return err(format!(
+                "reliable_window: need 1..=16384 messages, got {}",
+                self.reliable_window
+            ));
         }
         if self.idle_timeout_us == 0 {
             return err("idle_timeout_us: must be above 0".into());
@@ -268,7 +295,10 @@ impl Config {
             return err("packet_threshold: must be above 0".into());
         }
         if !(1..=255).contains(&self.ack_eliciting_threshold) {
-            return err(format!("ack_eliciting_threshold: need 1..=255 packets, got {}", self.ack_eliciting_threshold));
+            return err(format!(
+                "ack_eliciting_threshold: need 1..=255 packets, got {}",
+                self.ack_eliciting_threshold
+            ));
         }
         if let Err(e) = self.fec.validate() {
             return err(e);
@@ -345,10 +375,15 @@ impl ServerConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.connection.validate()?;
         if self.max_connections == 0 || self.max_pending == 0 {
-            return Err(ConfigError("max_connections and max_pending: must be above 0".into()));
+            return Err(ConfigError(
+                "max_connections and max_pending: must be above 0".into(),
+            ));
         }
         if !(1..=MAX_CHANNELS).contains(&self.max_channels) {
-            return Err(ConfigError(format!("max_channels: need 1..={MAX_CHANNELS}, got {}", self.max_channels)));
+            return Err(ConfigError(format!(
+                "max_channels: need 1..={MAX_CHANNELS}, got {}",
+                self.max_channels
+            )));
         }
         if self.recv_budget_bytes < self.connection.recv_buffer_bytes {
             return Err(ConfigError(format!(
@@ -373,15 +408,28 @@ mod tests {
 
     #[test]
     fn an_ack_threshold_of_zero_is_refused_by_name() {
-        let c = Config { ack_eliciting_threshold: 0, ..Config::default() };
-        assert!(c.validate().unwrap_err().0.starts_with("ack_eliciting_threshold"));
+        let c = Config {
+            ack_eliciting_threshold: 0,
+            ..Config::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .0
+            .starts_with("ack_eliciting_threshold"));
     }
 
     #[test]
     fn validation_names_the_field() {
-        let c = Config { max_datagram_size: 20, ..Config::default() };
+        let c = Config {
+            max_datagram_size: 20,
+            ..Config::default()
+        };
         assert!(c.validate().unwrap_err().0.starts_with("max_datagram_size"));
-        let c = Config { send_buffer_bytes: 10, ..Config::default() };
+        let c = Config {
+            send_buffer_bytes: 10,
+            ..Config::default()
+        };
         assert!(c.validate().unwrap_err().0.starts_with("send_buffer_bytes"));
     }
 }

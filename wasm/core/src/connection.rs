@@ -1,7 +1,8 @@
 //! One connection's state machine: handshake, lifecycle, acknowledgement
-//! and message delivery. Packet assembly lives in `packetizer.rs`, loss
-//! recovery in `loss.rs` and `early_resend.rs`, return routability in
-//! `amplify.rs`; this file handles inputs, timers and events.
+//! and message delivery. Packet assembly lives in `packetizer.rs`, ACK
+//! processing and loss recovery in `loss.rs` and `early_resend.rs`, the
+//! timer table's upkeep in `timer.rs`, return routability in `amplify.rs`;
+//! this file handles inputs, timer expiry and events.
 
 use std::collections::VecDeque;
 
@@ -9,7 +10,7 @@ use crate::ack::ReceivedPackets;
 use crate::amplify::AmpLimit;
 use crate::auth::{self, Direction, Nonce, SessionKey, SessionKeys, CLIENT_ENTROPY_LEN, NONCE_LEN};
 use crate::config::{ChannelConfig, Config};
-use crate::congestion::{self, AckEvent, CongestionController, DeliveryRate, Pacer};
+use crate::congestion::{self, CongestionController, DeliveryRate, Pacer};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
@@ -22,7 +23,9 @@ use crate::send_channel::{Released, SendChannel};
 use crate::sent::{Chunk, SentPacket, SentPackets};
 use crate::stats::{ChannelStats, Stats};
 use crate::timer::{Timer, TimerTable};
-use crate::wire::{self, decode_frame, expand_u16, AckRanges, ChannelKind, Frame, Handshake, MessageIter, Reader, WireError};
+use crate::wire::{
+    self, decode_frame, expand_u16, ChannelKind, Frame, Handshake, MessageIter, Reader, WireError,
+};
 
 /// Payload bytes reserved in every DATA packet for the header, an ACK frame
 /// and a frame header, when sizing fragments.
@@ -106,7 +109,12 @@ impl Connection {
     /// bytes are the connection ID, the other 16 the session key that
     /// authenticates every packet, so anyone who can predict them can
     /// hijack or close the session. `handshake` travels to the server in HELLO.
-    pub fn client(config: Config, now: u64, entropy: &[u8; CLIENT_ENTROPY_LEN], handshake: &[u8]) -> Result<Connection, crate::ConfigError> {
+    pub fn client(
+        config: Config,
+        now: u64,
+        entropy: &[u8; CLIENT_ENTROPY_LEN],
+        handshake: &[u8],
+    ) -> Result<Connection, crate::ConfigError> {
         config.validate()?;
         if handshake.len() > config.max_handshake_payload {
             return Err(crate::ConfigError(format!(
@@ -123,20 +131,33 @@ impl Connection {
         let mut c = Connection::new(config, Side::Client, conn_id, keys, nonce, channels, now);
         c.handshake_payload = handshake.to_vec();
         c.hello_due = true;
-        c.timers.set(Timer::Handshake, now + c.config.handshake_timeout_us);
+        c.timers
+            .set(Timer::Handshake, now + c.config.handshake_timeout_us);
         Ok(c)
     }
 
     /// Server side, created by `Server::accept` after a valid HELLO.
     /// `nonce`: unpredictable, for WELCOME; `hello_bytes`: received so far.
-    pub(crate) fn accepted(config: Config, conn_id: u32, key: SessionKey, kinds: &[ChannelKind], now: u64, nonce: Nonce, hello_bytes: usize) -> Connection {
+    pub(crate) fn accepted(
+        config: Config,
+        conn_id: u32,
+        key: SessionKey,
+        kinds: &[ChannelKind],
+        now: u64,
+        nonce: Nonce,
+        hello_bytes: usize,
+    ) -> Connection {
         // Kinds come from HELLO; a latency target set for the same index and
         // kind in the server's config applies to what the server sends.
         let channels = kinds
             .iter()
             .enumerate()
             .map(|(i, &k)| {
-                let target = config.channels.get(i).filter(|c| c.kind == k).map_or(0, |c| c.latency_target_us);
+                let target = config
+                    .channels
+                    .get(i)
+                    .filter(|c| c.kind == k)
+                    .map_or(0, |c| c.latency_target_us);
                 ChannelConfig::new(k).with_latency_target_us(target)
             })
             .collect();
@@ -149,7 +170,15 @@ impl Connection {
         c
     }
 
-    fn new(mut config: Config, side: Side, conn_id: u32, keys: SessionKeys, nonce: Nonce, channels: Vec<ChannelConfig>, now: u64) -> Connection {
+    fn new(
+        mut config: Config,
+        side: Side,
+        conn_id: u32,
+        keys: SessionKeys,
+        nonce: Nonce,
+        channels: Vec<ChannelConfig>,
+        now: u64,
+    ) -> Connection {
         config.channels = channels;
         // Fixed for the connection's life: fragments in flight fit it.
         config.min_datagram_size = config.floor_datagram_size();
@@ -157,10 +186,15 @@ impl Connection {
         // few channels, once per connection, and the library sort is ~7 KB of wasm.
         let mut channel_order: Vec<u8> = Vec::with_capacity(config.channels.len());
         for (i, ch) in config.channels.iter().enumerate() {
-            let at = channel_order.iter().position(|&j| config.channels[j as usize].priority < ch.priority);
+            let at = channel_order
+                .iter()
+                .position(|&j| config.channels[j as usize].priority < ch.priority);
             channel_order.insert(at.unwrap_or(channel_order.len()), i as u8);
         }
-        let stats = Stats { channels: vec![ChannelStats::default(); config.channels.len()], ..Stats::default() };
+        let stats = Stats {
+            channels: vec![ChannelStats::default(); config.channels.len()],
+            ..Stats::default()
+        };
         let mut c = Connection {
             side,
             state: State::Connecting,
@@ -177,8 +211,17 @@ impl Connection {
             close_due: false,
             ping_due: false,
             probes_due: 0,
-            send: config.channels.iter().map(|&c| SendChannel::new(c)).collect(),
-            recv: config.channels.iter().enumerate().map(|(i, c)| RecvChannel::new(i as u8, c.kind)).collect(),
+            send: config
+                .channels
+                .iter()
+                .map(|&c| SendChannel::new(c))
+                .collect(),
+            recv: config
+                .channels
+                .iter()
+                .enumerate()
+                .map(|(i, c)| RecvChannel::new(i as u8, c.kind))
+                .collect(),
             recv_budget: RecvBudget::new(config.recv_buffer_bytes, config.max_message_size),
             channel_order,
             retransmit: VecDeque::new(),
@@ -248,7 +291,8 @@ impl Connection {
         s.peer_packets_expected = self.received.expected();
         (s.fec_peer_loss, s.fec_peer_burst) = self.fec.tx.reported();
         // Only ack-eliciting packets are tracked for loss; pure ACKs are not.
-        s.loss_out = self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
+        s.loss_out =
+            self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
         s.congestion_window = self.cc.window();
         s.bytes_in_flight = self.sent.bytes_in_flight();
         s.send_buffer_bytes = self.send_buffered as u64;
@@ -320,7 +364,10 @@ impl Connection {
         let was_connected = self.state == State::Connected;
         let mut reason = reason.to_string();
         truncate_utf8(&mut reason, self.config.max_handshake_payload);
-        self.finish(CloseReason::Local { code, reason: reason.clone() });
+        self.finish(CloseReason::Local {
+            code,
+            reason: reason.clone(),
+        });
         if was_connected {
             self.state = State::Closing;
             self.close_frame = Some((code, reason));
@@ -407,7 +454,9 @@ impl Connection {
                 return;
             }
             let received = &self.received;
-            let Some((pn, body)) = self.fec.rx.recover(|pn| received.is_duplicate(pn)) else { return };
+            let Some((pn, body)) = self.fec.rx.recover(|pn| received.is_duplicate(pn)) else {
+                return;
+            };
             let mut d = Vec::with_capacity(wire::DATA_HEADER_LEN + body.len());
             d.push(wire::PACKET_DATA);
             d.extend_from_slice(&self.conn_id.to_le_bytes());
@@ -424,7 +473,13 @@ impl Connection {
     /// One DATA packet, from the link or `rebuilt` by FEC. A rebuilt packet
     /// is not measured as an arrival and its REPAIR/LOSS_REPORT frames are
     /// ignored (the sender never protects packets that carry repair).
-    fn handle_data(&mut self, now: u64, datagram: &[u8], pn: u64, rebuilt: bool) -> Result<(), DropReason> {
+    fn handle_data(
+        &mut self,
+        now: u64,
+        datagram: &[u8],
+        pn: u64,
+        rebuilt: bool,
+    ) -> Result<(), DropReason> {
         if datagram.len() < wire::DATA_HEADER_LEN {
             return Err(DropReason::Malformed);
         }
@@ -436,7 +491,13 @@ impl Connection {
         let mut carries_repair = false;
         while !r.is_empty() {
             let f = decode_frame(&mut r).map_err(|_| DropReason::Malformed)?;
-            eliciting |= !matches!(f, Frame::Ack { .. } | Frame::Close { .. } | Frame::Repair { .. } | Frame::LossReport { .. });
+            eliciting |= !matches!(
+                f,
+                Frame::Ack { .. }
+                    | Frame::Close { .. }
+                    | Frame::Repair { .. }
+                    | Frame::LossReport { .. }
+            );
             carries_repair |= matches!(f, Frame::Repair { .. });
             if let Some(ch) = frame_channel(&f) {
                 if ch as usize >= self.recv.len() {
@@ -445,7 +506,13 @@ impl Connection {
             }
             if let Frame::Fragment { count, .. } = f {
                 // More fragments than a max-size message can have: bogus.
-                if count as usize > self.config.max_message_size.div_ceil(wire::MIN_FRAGMENT_BYTES) + 1 {
+                if count as usize
+                    > self
+                        .config
+                        .max_message_size
+                        .div_ceil(wire::MIN_FRAGMENT_BYTES)
+                        + 1
+                {
                     return Err(DropReason::Malformed);
                 }
             }
@@ -460,7 +527,11 @@ impl Connection {
         // resumed transport, a healed path): probe at the base interval again
         // instead of waiting out a backoff grown while nothing could arrive.
         // Not when stopped at the packet-number bound: see `pn_bound`.
-        if self.pto_count > 0 && self.pn_room() == PnRoom::Open && now.saturating_sub(self.last_received) > self.rtt.pto_base(self.config.max_ack_delay_us) {
+        if self.pto_count > 0
+            && self.pn_room() == PnRoom::Open
+            && now.saturating_sub(self.last_received)
+                > self.rtt.pto_base(self.config.max_ack_delay_us)
+        {
             self.pto_count = 0;
         }
         self.last_received = now;
@@ -472,7 +543,9 @@ impl Connection {
         let mut r = Reader::new(body);
         let mut accepted = true;
         while !r.is_empty() {
-            let Ok(frame) = decode_frame(&mut r) else { break };
+            let Ok(frame) = decode_frame(&mut r) else {
+                break;
+            };
             if !self.on_frame(now, frame, pn, rebuilt) {
                 accepted = false;
                 break;
@@ -488,7 +561,13 @@ impl Connection {
         self.received.insert(pn, now);
         // Nothing ack-eliciting of ours left lately: an ACK has no data to ride on.
         let quiet = now.saturating_sub(self.last_eliciting_sent) > self.config.max_ack_delay_us;
-        self.received.on_packet(now, eliciting, self.config.ack_eliciting_threshold, self.config.max_ack_delay_us, quiet);
+        self.received.on_packet(
+            now,
+            eliciting,
+            self.config.ack_eliciting_threshold,
+            self.config.max_ack_delay_us,
+            quiet,
+        );
         if !carries_repair {
             self.fec.rx.store(now, pn, body);
         }
@@ -499,12 +578,18 @@ impl Connection {
         match &hs {
             // A server's replies carry a tag (number 0): a forged WELCOME or
             // REJECT must not end or open a connecting client.
-            Handshake::Welcome { nonce, .. } if !self.keys.rx.verify(datagram, auth::welcome_number(nonce)) => {
+            Handshake::Welcome { nonce, .. }
+                if !self.keys.rx.verify(datagram, auth::welcome_number(nonce)) =>
+            {
                 return Err(DropReason::Unauthenticated);
             }
-            Handshake::Reject { .. } if !self.keys.rx.verify(datagram, 0) => return Err(DropReason::Unauthenticated),
+            Handshake::Reject { .. } if !self.keys.rx.verify(datagram, 0) => {
+                return Err(DropReason::Unauthenticated)
+            }
             // A HELLO under our ID with another key is someone else's.
-            Handshake::Hello { key, .. } if !self.keys.same_key(key) => return Err(DropReason::Unauthenticated),
+            Handshake::Hello { key, .. } if !self.keys.same_key(key) => {
+                return Err(DropReason::Unauthenticated)
+            }
             _ => {}
         }
         match (self.side, hs) {
@@ -513,7 +598,10 @@ impl Connection {
                     self.on_welcome_nonce(nonce);
                     if self.hello_sends == 1 {
                         // Unambiguous sample: HELLO was sent exactly once.
-                        let sent_at = self.timers.get(Timer::Handshake).map_or(now, |t| t - self.config.handshake_timeout_us);
+                        let sent_at = self
+                            .timers
+                            .get(Timer::Handshake)
+                            .map_or(now, |t| t - self.config.handshake_timeout_us);
                         self.rtt.update(now.saturating_sub(sent_at), 0);
                     }
                     self.on_connected(now);
@@ -554,14 +642,24 @@ impl Connection {
     /// no room (the packet must then stay unacknowledged).
     fn on_frame(&mut self, now: u64, frame: Frame, pn: u64, rebuilt: bool) -> bool {
         match frame {
-            Frame::Ack { largest, delay_us, first_range, ranges, .. } => {
+            Frame::Ack {
+                largest,
+                delay_us,
+                first_range,
+                ranges,
+                ..
+            } => {
                 self.on_ack(now, largest, delay_us, first_range, ranges);
                 true
             }
             Frame::Ping => true,
             Frame::PathChallenge(data) => self.on_path_frame(now, rebuilt, true, data),
             Frame::PathResponse(data) => self.on_path_frame(now, rebuilt, false, data),
-            Frame::Repair { first_pn, count, parity } => {
+            Frame::Repair {
+                first_pn,
+                count,
+                parity,
+            } => {
                 let first = expand_u16(first_pn, pn);
                 // Only packets before this one can be protected by it.
                 if !rebuilt && first + count as u64 <= pn {
@@ -571,7 +669,11 @@ impl Connection {
             }
             Frame::LossReport { loss, burst } => {
                 if !rebuilt {
-                    self.fec.tx.on_report(now, loss_meter::from_wire(loss), loss_meter::from_wire(burst));
+                    self.fec.tx.on_report(
+                        now,
+                        loss_meter::from_wire(loss),
+                        loss_meter::from_wire(burst),
+                    );
                 }
                 true
             }
@@ -580,68 +682,22 @@ impl Connection {
                 self.finish(CloseReason::Peer { code, reason });
                 true
             }
-            Frame::Messages { channel, first_seq, body, .. } => {
-                MessageIter::new(body).enumerate().all(|(i, d)| self.take_data(channel, first_seq.wrapping_add(i as u16), None, d))
-            }
-            Frame::Fragment { channel, seq, index, count, data } => self.take_data(channel, seq, Some((index, count)), data),
+            Frame::Messages {
+                channel,
+                first_seq,
+                body,
+                ..
+            } => MessageIter::new(body)
+                .enumerate()
+                .all(|(i, d)| self.take_data(channel, first_seq.wrapping_add(i as u16), None, d)),
+            Frame::Fragment {
+                channel,
+                seq,
+                index,
+                count,
+                data,
+            } => self.take_data(channel, seq, Some((index, count)), data),
         }
-    }
-
-    fn on_ack(&mut self, now: u64, largest16: u16, delay_us: u64, first_range: u64, ranges: &[u8]) {
-        let Some(last_sent) = self.next_pn.checked_sub(1) else { return };
-        let largest = expand_u16(largest16, last_sent);
-        if largest > last_sent {
-            return; // acknowledges a packet never sent: ignore
-        }
-        let largest_newly_acked = self.sent.get(largest).map(|p| p.time_sent);
-        let mut acked_any = false;
-        let (mut acked_bytes, mut newest_acked_sent_at) = (0, 0);
-        let mut hi = largest;
-        let mut lo = largest.saturating_sub(first_range);
-        let mut iter = AckRanges::new(ranges);
-        loop {
-            let tracked = self.sent.tracked();
-            for pn in lo.max(tracked.start)..=hi.min(tracked.end.saturating_sub(1)) {
-                if let Some(p) = self.sent.take(pn) {
-                    acked_any = true;
-                    acked_bytes += p.size;
-                    newest_acked_sent_at = newest_acked_sent_at.max(p.time_sent);
-                    self.on_packet_acked(now, p);
-                }
-            }
-            let Some((gap, len)) = iter.next() else { break };
-            let Some(next_hi) = lo.checked_sub(gap + 2) else { break };
-            hi = next_hi;
-            lo = hi.saturating_sub(len);
-        }
-        let mut rtt_sampled = false;
-        if self.largest_acked.is_none_or(|l| largest > l) {
-            self.largest_acked = Some(largest);
-            if let Some(sent_at) = largest_newly_acked {
-                let delay = delay_us.min(self.config.max_ack_delay_us);
-                self.rtt.update(now.saturating_sub(sent_at), delay);
-                rtt_sampled = true;
-            }
-        }
-        if acked_any {
-            self.pto_count = 0;
-            let (sample, delivered, bytes_in_flight) = (self.delivery.take_sample(self.rtt.min()), self.delivery.delivered(), self.sent.bytes_in_flight());
-            let ack = AckEvent { acked_bytes, newest_acked_sent_at, bytes_in_flight, rtt_sampled, rtt: &self.rtt, sample, delivered };
-            self.cc.on_ack(now, &ack);
-        }
-        self.ack_awaited(largest, first_range, ranges);
-        self.detect_lost(now);
-    }
-
-    fn on_packet_acked(&mut self, now: u64, p: SentPacket) {
-        self.delivery.on_acked(now, &p.delivery, p.time_sent, p.size);
-        for c in &p.chunks {
-            if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c) {
-                self.send_buffered -= r.bytes;
-                self.events.push_back(Event::Acked(r.id));
-            }
-        }
-        self.sent.recycle(p.chunks);
     }
 
     /// The host moved this connection onto a new path: a new transport after
@@ -705,50 +761,6 @@ impl Connection {
         self.refresh_timers();
     }
 
-    /// Recompute every deadline in the timer table from current state.
-    pub(crate) fn refresh_timers(&mut self) {
-        match self.state {
-            State::Drained => {
-                self.timers.stop_all();
-                return;
-            }
-            State::Closing => return,
-            State::Connecting => {
-                if self.side == Side::Client && self.timers.get(Timer::HelloResend).is_none() && !self.hello_due {
-                    let backoff = self.config.handshake_resend_us << self.hello_sends.saturating_sub(1).min(5);
-                    self.timers.set(Timer::HelloResend, self.last_eliciting_sent + backoff);
-                }
-                return;
-            }
-            State::Connected => {}
-        }
-        self.timers.set(Timer::Idle, self.last_received + self.config.idle_timeout_us);
-        self.timers.set(Timer::Keepalive, self.last_eliciting_sent + self.config.keepalive_interval_us);
-        match self.fec.tx.timer() {
-            Some(t) => self.timers.set(Timer::Repair, t),
-            None => self.timers.stop(Timer::Repair),
-        }
-        match self.paced_until {
-            Some(t) => self.timers.set(Timer::Pacing, t),
-            None => self.timers.stop(Timer::Pacing),
-        }
-        match self.received.ack_deadline(self.config.max_ack_delay_us) {
-            Some(t) => self.timers.set(Timer::Ack, t),
-            None => self.timers.stop(Timer::Ack),
-        }
-        self.refresh_early_resend();
-        // A probe also settles lost packets still awaiting a rebuild verdict
-        // (see rebuild_wait): with nothing else to send, its ACK decides them.
-        if (self.sent.is_empty() && self.fec.awaiting.is_empty()) || self.timers.get(Timer::LossDetection).is_some() {
-            self.timers.stop(Timer::Probe);
-        } else {
-            let pto = self.rtt.pto_base(self.config.max_ack_delay_us) << self.pto_count.min(10);
-            self.timers.set(Timer::Probe, self.last_eliciting_sent + pto);
-        }
-        self.hold_timers_at_bound();
-        self.hold_timers_unvalidated();
-    }
-
     /// Earliest time `handle_timeout` must be called; None = no timer.
     /// Must be asked again after every input, command or poll.
     pub fn poll_timeout(&self) -> Option<u64> {
@@ -758,14 +770,6 @@ impl Connection {
     /// Next event; drain until None after every input or command.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
-    }
-
-    pub(crate) fn message_frag(&self, c: Chunk) -> Option<(&[u8], u32)> {
-        let m = self.send[c.channel as usize].get(c.seq)?;
-        if !m.is_cut(&c) || m.is_acked(c.frag) {
-            return None;
-        }
-        Some((m.fragment(c.frag), m.frag_count))
     }
 }
 

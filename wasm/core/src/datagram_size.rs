@@ -50,7 +50,8 @@ impl Connection {
             if !recut.is_empty() {
                 // Their queued retransmissions name the old cut (stale, see
                 // the module docs); the fresh cut goes from its first fragment.
-                self.retransmit.retain(|c| c.channel as usize != ch || !recut.contains(&c.seq));
+                self.retransmit
+                    .retain(|c| c.channel as usize != ch || !recut.contains(&c.seq));
                 self.stats.recut_messages += recut.len() as u64;
             }
         }
@@ -61,7 +62,11 @@ impl Connection {
     /// Largest message sent whole, and the fragment size for larger ones.
     pub(crate) fn cut_sizes(&self) -> (u32, u32) {
         let whole_max = self.config.max_datagram_size - FRAGMENT_RESERVE;
-        let frag_size = self.config.min_datagram_size.min(self.config.max_datagram_size) - FRAGMENT_RESERVE;
+        let frag_size = self
+            .config
+            .min_datagram_size
+            .min(self.config.max_datagram_size)
+            - FRAGMENT_RESERVE;
         (whole_max as u32, frag_size as u32)
     }
 }

@@ -22,7 +22,11 @@ impl Connection {
     /// True while the sender is thin: little in flight compared with what
     /// the controller allows, so a resend cannot crowd anything out.
     fn thin(&self) -> bool {
-        self.config.early_resend && self.pto_count == 0 && self.rtt.has_sample() && self.sent.bytes_in_flight() * 2 <= self.cc.window() && !self.bulk()
+        self.config.early_resend
+            && self.pto_count == 0
+            && self.rtt.has_sample()
+            && self.sent.bytes_in_flight() * 2 <= self.cc.window()
+            && !self.bulk()
     }
 
     /// How soon after sending a packet its reliable data would be resent
@@ -38,7 +42,12 @@ impl Connection {
         let tracked = self.sent.tracked();
         let mut pn = self.early_cursor.max(tracked.start);
         while pn < tracked.end {
-            let resendable = self.sent.get(pn).is_some_and(|p| !p.skip_early_resend && p.chunks.iter().any(|c| self.send[c.channel as usize].kind().is_reliable()));
+            let resendable = self.sent.get(pn).is_some_and(|p| {
+                !p.skip_early_resend
+                    && p.chunks
+                        .iter()
+                        .any(|c| self.send[c.channel as usize].kind().is_reliable())
+            });
             if resendable {
                 break;
             }
@@ -50,7 +59,13 @@ impl Connection {
 
     /// Arm or stop `Timer::EarlyResend` (part of `refresh_timers`).
     pub(crate) fn refresh_early_resend(&mut self) {
-        let at = if self.thin() { self.early_candidate().and_then(|pn| self.sent.get(pn)).map(|p| p.time_sent + self.rtt.ack_overdue_after()) } else { None };
+        let at = if self.thin() {
+            self.early_candidate()
+                .and_then(|pn| self.sent.get(pn))
+                .map(|p| p.time_sent + self.rtt.ack_overdue_after())
+        } else {
+            None
+        };
         match at {
             Some(t) => self.timers.set(Timer::EarlyResend, t),
             None => self.timers.stop(Timer::EarlyResend),
@@ -65,7 +80,9 @@ impl Connection {
         }
         let overdue = self.rtt.ack_overdue_after();
         while let Some(pn) = self.early_candidate() {
-            let Some(p) = self.sent.get_mut(pn) else { break };
+            let Some(p) = self.sent.get_mut(pn) else {
+                break;
+            };
             if p.time_sent + overdue > now {
                 break;
             }

@@ -26,7 +26,10 @@ impl SendError {
     /// The message, handed back.
     pub fn into_message(self) -> Vec<u8> {
         match self {
-            SendError::BufferFull(m) | SendError::TooLarge(m) | SendError::UnknownChannel(m) | SendError::NotConnected(m) => m,
+            SendError::BufferFull(m)
+            | SendError::TooLarge(m)
+            | SendError::UnknownChannel(m)
+            | SendError::NotConnected(m) => m,
         }
     }
 }

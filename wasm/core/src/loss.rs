@@ -1,14 +1,17 @@
-//! Loss recovery on the sender: packets declared lost (RFC 9002 time and
-//! packet thresholds, see `sent.rs`) and probe timeouts for tail loss. Early
+//! Acknowledgements and loss recovery on the sender: ACK frames retire sent
+//! packets (RTT sample, congestion controller, `Acked` events), packets
+//! declared lost (RFC 9002 time and packet thresholds, see `sent.rs`) and
+//! probe timeouts for tail loss. Early
 //! resend on thin streams is in `early_resend.rs`; FEC's hold on the verdict
 //! of lost unreliable messages in `fec/rebuild_wait.rs`.
 
-use crate::congestion::LossEvent;
+use crate::congestion::{AckEvent, LossEvent};
 use crate::connection::Connection;
 use crate::event::Event;
 use crate::send_channel::{Released, SendChannel};
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
+use crate::wire::{expand_u16, AckRanges};
 
 /// True if chunk `c` is reliable data its peer has not acknowledged yet, so
 /// a lost, probed or overdue packet's copy of it must go again. Not if the
@@ -16,21 +19,120 @@ use crate::timer::Timer;
 /// its first fragment, and the stale copy is no part of it.
 pub(crate) fn unacked_reliable(send: &[SendChannel], c: &Chunk) -> bool {
     let ch = &send[c.channel as usize];
-    ch.kind().is_reliable() && ch.get(c.seq).is_some_and(|m| m.is_cut(c) && !m.is_acked(c.frag))
+    ch.kind().is_reliable()
+        && ch
+            .get(c.seq)
+            .is_some_and(|m| m.is_cut(c) && !m.is_acked(c.frag))
 }
 
 impl Connection {
+    pub(crate) fn on_ack(
+        &mut self,
+        now: u64,
+        largest16: u16,
+        delay_us: u64,
+        first_range: u64,
+        ranges: &[u8],
+    ) {
+        let Some(last_sent) = self.next_pn.checked_sub(1) else {
+            return;
+        };
+        let largest = expand_u16(largest16, last_sent);
+        if largest > last_sent {
+            return; // acknowledges a packet never sent: ignore
+        }
+        let largest_newly_acked = self.sent.get(largest).map(|p| p.time_sent);
+        let mut acked_any = false;
+        let (mut acked_bytes, mut newest_acked_sent_at) = (0, 0);
+        let mut hi = largest;
+        let mut lo = largest.saturating_sub(first_range);
+        let mut iter = AckRanges::new(ranges);
+        loop {
+            let tracked = self.sent.tracked();
+            for pn in lo.max(tracked.start)..=hi.min(tracked.end.saturating_sub(1)) {
+                if let Some(p) = self.sent.take(pn) {
+                    acked_any = true;
+                    acked_bytes += p.size;
+                    newest_acked_sent_at = newest_acked_sent_at.max(p.time_sent);
+                    self.on_packet_acked(now, p);
+                }
+            }
+            let Some((gap, len)) = iter.next() else { break };
+            let Some(next_hi) = lo.checked_sub(gap + 2) else {
+                break;
+            };
+            hi = next_hi;
+            lo = hi.saturating_sub(len);
+        }
+        let mut rtt_sampled = false;
+        if self.largest_acked.is_none_or(|l| largest > l) {
+            self.largest_acked = Some(largest);
+            if let Some(sent_at) = largest_newly_acked {
+                let delay = delay_us.min(self.config.max_ack_delay_us);
+                self.rtt.update(now.saturating_sub(sent_at), delay);
+                rtt_sampled = true;
+            }
+        }
+        if acked_any {
+            self.pto_count = 0;
+            let (sample, delivered, bytes_in_flight) = (
+                self.delivery.take_sample(self.rtt.min()),
+                self.delivery.delivered(),
+                self.sent.bytes_in_flight(),
+            );
+            let ack = AckEvent {
+                acked_bytes,
+                newest_acked_sent_at,
+                bytes_in_flight,
+                rtt_sampled,
+                rtt: &self.rtt,
+                sample,
+                delivered,
+            };
+            self.cc.on_ack(now, &ack);
+        }
+        self.ack_awaited(largest, first_range, ranges);
+        self.detect_lost(now);
+    }
+
+    fn on_packet_acked(&mut self, now: u64, p: SentPacket) {
+        self.delivery
+            .on_acked(now, &p.delivery, p.time_sent, p.size);
+        for c in &p.chunks {
+            if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c) {
+                self.send_buffered -= r.bytes;
+                self.events.push_back(Event::Acked(r.id));
+            }
+        }
+        self.sent.recycle(p.chunks);
+    }
+
     pub(crate) fn detect_lost(&mut self, now: u64) {
-        let Some(largest) = self.largest_acked else { return };
+        let Some(largest) = self.largest_acked else {
+            return;
+        };
         let mut lost = core::mem::take(&mut self.lost_scratch);
-        let next = self.sent.detect_lost(now, largest, self.rtt.loss_delay(), self.config.packet_threshold, &mut lost);
+        let next = self.sent.detect_lost(
+            now,
+            largest,
+            self.rtt.loss_delay(),
+            self.config.packet_threshold,
+            &mut lost,
+        );
         match next {
             Some(t) => self.timers.set(Timer::LossDetection, t),
             None => self.timers.stop(Timer::LossDetection),
         }
         if let Some(newest) = lost.iter().map(|p| p.time_sent).max() {
             let lost_bytes = lost.iter().map(|p| p.size).sum();
-            self.cc.on_loss(now, &LossEvent { lost_bytes, newest_lost_sent_at: newest, bytes_in_flight: self.sent.bytes_in_flight() });
+            self.cc.on_loss(
+                now,
+                &LossEvent {
+                    lost_bytes,
+                    newest_lost_sent_at: newest,
+                    bytes_in_flight: self.sent.bytes_in_flight(),
+                },
+            );
         }
         for p in lost.drain(..) {
             self.stats.packets_lost += 1;

@@ -28,14 +28,24 @@ struct Run {
 
 /// Append one message or fragment to the packet. Returns false (writing
 /// nothing) if it does not fit.
-fn write_chunk(w: &mut Writer, run: &mut Option<Run>, c: Chunk, data: &[u8], frag_count: u32) -> bool {
+fn write_chunk(
+    w: &mut Writer,
+    run: &mut Option<Run>,
+    c: Chunk,
+    data: &[u8],
+    frag_count: u32,
+) -> bool {
     if frag_count > 1 {
         *run = None;
         return wire::encode_fragment(w, c.channel, c.seq, c.frag, frag_count, data);
     }
     let entry = varint_len(data.len() as u64) + data.len();
     if let Some(r) = run.as_mut() {
-        if r.channel == c.channel && r.next_seq == c.seq && r.count < MAX_RUN && entry <= w.remaining() {
+        if r.channel == c.channel
+            && r.next_seq == c.seq
+            && r.count < MAX_RUN
+            && entry <= w.remaining()
+        {
             w.put_len_prefixed(data);
             r.count += 1;
             r.next_seq += 1;
@@ -52,11 +62,26 @@ fn write_chunk(w: &mut Writer, run: &mut Option<Run>, c: Chunk, data: &[u8], fra
     let count_at = w.len();
     w.put_u8(1);
     w.put_len_prefixed(data);
-    *run = Some(Run { channel: c.channel, next_seq: c.seq + 1, count_at, count: 1 });
+    *run = Some(Run {
+        channel: c.channel,
+        next_seq: c.seq + 1,
+        count_at,
+        count: 1,
+    });
     true
 }
 
 impl Connection {
+    /// The bytes of chunk `c`'s fragment and its message's fragment count,
+    /// or None if the message was cut again or that fragment was acked.
+    pub(crate) fn message_frag(&self, c: Chunk) -> Option<(&[u8], u32)> {
+        let m = self.send[c.channel as usize].get(c.seq)?;
+        if !m.is_cut(&c) || m.is_acked(c.frag) {
+            return None;
+        }
+        Some((m.fragment(c.frag), m.frag_count))
+    }
+
     /// Write the next datagram to send into `buf` and return its length, or
     /// None when nothing is due now. Call repeatedly until None after every
     /// input, command or timeout. `buf` should hold `max_datagram_size` bytes.
@@ -93,7 +118,10 @@ impl Connection {
             // its length). Each DATA transmit numbers exactly one packet `pn`.
             match buf[0] {
                 wire::PACKET_DATA => self.keys.tx.seal(&mut buf[..n], pn),
-                wire::PACKET_WELCOME => self.keys.tx.seal(&mut buf[..n], welcome_number(&self.nonce)),
+                wire::PACKET_WELCOME => self
+                    .keys
+                    .tx
+                    .seal(&mut buf[..n], welcome_number(&self.nonce)),
                 _ => {}
             }
             self.amp.on_sent(n);
@@ -109,7 +137,13 @@ impl Connection {
             return None;
         }
         let kinds: Vec<_> = self.config.channels.iter().map(|c| c.kind).collect();
-        if !wire::encode_hello(w, self.conn_id, &kinds, &self.keys.key, &self.handshake_payload) {
+        if !wire::encode_hello(
+            w,
+            self.conn_id,
+            &kinds,
+            &self.keys.key,
+            &self.handshake_payload,
+        ) {
             return None;
         }
         wire::pad_hello(w);
@@ -171,7 +205,12 @@ impl Connection {
         let probing = self.probes_due > 0;
         let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.cc.window();
         // Pacing: with window room, data still waits until the pacer allows it.
-        let release = if room { self.pacer.release_time(now, self.cc.pacing_rate(&self.rtt), w.capacity() as u64) } else { now };
+        let release = if room {
+            self.pacer
+                .release_time(now, self.cc.pacing_rate(&self.rtt), w.capacity() as u64)
+        } else {
+            now
+        };
         let paced = release > now;
         let waiting = paced && self.has_unsent();
         if paced && !waiting {
@@ -202,7 +241,8 @@ impl Connection {
             if room && !paced && !self.has_unsent() {
                 // Neither window nor pacer held data back: the sender is
                 // app-limited and its rate says nothing about the path.
-                self.delivery.on_app_limited(self.sent.bytes_in_flight() + w.len() as u64);
+                self.delivery
+                    .on_app_limited(self.sent.bytes_in_flight() + w.len() as u64);
             }
         }
         if probing && !eliciting && w.put_u8(wire::FRAME_PING) {
@@ -221,7 +261,11 @@ impl Connection {
             self.received.on_ack_sent();
         }
         if let Some(report) = self.fec.meter.report_due(now) {
-            if wire::encode_loss_report(w, loss_meter::to_wire(report.0), loss_meter::to_wire(report.1)) {
+            if wire::encode_loss_report(
+                w,
+                loss_meter::to_wire(report.0),
+                loss_meter::to_wire(report.1),
+            ) {
                 self.fec.meter.on_report_sent(now, report);
             }
         }
@@ -235,7 +279,13 @@ impl Connection {
             let protect = !chunks.is_empty() && (deadline.is_some() || !self.bulk());
             let resend_after = self.early_resend_after();
             self.fec.tx.set_useful_for(resend_after);
-            self.fec.tx.on_packet_sent(now, pn, &w.written()[wire::DATA_HEADER_LEN..], protect, deadline);
+            self.fec.tx.on_packet_sent(
+                now,
+                pn,
+                &w.written()[wire::DATA_HEADER_LEN..],
+                protect,
+                deadline,
+            );
         }
         self.stats.payload_bytes_out += payload as u64;
         self.stats.overhead_bytes_out += (n - payload) as u64;
@@ -249,7 +299,14 @@ impl Connection {
             let rate = self.cc.pacing_rate(&self.rtt);
             self.pacer.on_sent(now, rate, n as u64);
             let delivery = self.delivery.on_sent(now, self.sent.bytes_in_flight());
-            self.sent.insert(SentPacket { pn, time_sent: now, size: n as u64, chunks, delivery, skip_early_resend: resends });
+            self.sent.insert(SentPacket {
+                pn,
+                time_sent: now,
+                size: n as u64,
+                chunks,
+                delivery,
+                skip_early_resend: resends,
+            });
             self.cc.on_sent(now, n as u64, self.sent.bytes_in_flight());
         } else {
             self.sent.recycle(chunks);
@@ -280,7 +337,10 @@ impl Connection {
         }
         let pn = self.next_pn;
         wire::encode_data_header(w, self.conn_id, pn);
-        if self.received.ack_owed() && self.received.ack_frame_len(now) + frame_len <= w.remaining() && self.received.encode_ack(w, now) {
+        if self.received.ack_owed()
+            && self.received.ack_frame_len(now) + frame_len <= w.remaining()
+            && self.received.encode_ack(w, now)
+        {
             self.received.on_ack_sent();
         }
         wire::encode_repair(w, repair.first_pn, repair.count, &repair.parity);
@@ -307,7 +367,14 @@ impl Connection {
     }
 
     /// First transmissions, highest-priority channel first.
-    fn fill_new_messages(&mut self, now: u64, w: &mut Writer, run: &mut Option<Run>, chunks: &mut Vec<Chunk>, payload: &mut usize) {
+    fn fill_new_messages(
+        &mut self,
+        now: u64,
+        w: &mut Writer,
+        run: &mut Option<Run>,
+        chunks: &mut Vec<Chunk>,
+        payload: &mut usize,
+    ) {
         let window = self.config.reliable_window as u64;
         let mut expired = core::mem::take(&mut self.released_scratch);
         for oi in 0..self.channel_order.len() {
@@ -316,7 +383,12 @@ impl Connection {
             while let Some(seq) = send.next_unsent(now, window, &mut expired) {
                 let Some(m) = send.get(seq) else { break };
                 let frag = m.next_frag;
-                let c = Chunk { channel: ch, whole: m.frag_count == 1, seq, frag };
+                let c = Chunk {
+                    channel: ch,
+                    whole: m.frag_count == 1,
+                    seq,
+                    frag,
+                };
                 let data = m.fragment(frag);
                 if !write_chunk(w, run, c, data, m.frag_count) {
                     break;

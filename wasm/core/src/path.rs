@@ -51,14 +51,25 @@ impl Connection {
     /// Server: an authentic datagram of `len` bytes came from a new address.
     /// False if the connection is not validated yet (its own limit already
     /// covers any address: the host may simply move) or not connected.
-    pub(crate) fn start_path_check(&mut self, now: u64, challenge: [u8; PATH_DATA_LEN], len: usize) -> bool {
+    pub(crate) fn start_path_check(
+        &mut self,
+        now: u64,
+        challenge: [u8; PATH_DATA_LEN],
+        len: usize,
+    ) -> bool {
         if self.side != Side::Server || self.state != State::Connected || !self.amp.is_validated() {
             return false;
         }
         let mut amp = AmpLimit::unvalidated(0);
         amp.on_received(len);
-        self.path.check = Some(PathCheck { challenge, amp, due: true, timeouts: 0 });
-        self.timers.set(Timer::PathChallenge, now + self.path_interval());
+        self.path.check = Some(PathCheck {
+            challenge,
+            amp,
+            due: true,
+            timeouts: 0,
+        });
+        self.timers
+            .set(Timer::PathChallenge, now + self.path_interval());
         true
     }
 
@@ -93,14 +104,19 @@ impl Connection {
     /// congestion: the path timer repeats it.
     pub(crate) fn transmit_challenge(&mut self, buf: &mut [u8]) -> Option<usize> {
         let p = self.path.check.as_ref().filter(|p| p.due)?;
-        let max = buf.len().min(self.config.max_datagram_size).min(p.amp.allowance());
+        let max = buf
+            .len()
+            .min(self.config.max_datagram_size)
+            .min(p.amp.allowance());
         let challenge = p.challenge;
         if max < wire::DATA_HEADER_LEN + 1 + PATH_DATA_LEN || !self.may_send(true) {
             return None;
         }
         let pn = self.next_pn;
         let mut w = Writer::new(&mut buf[..max]);
-        if !(wire::encode_data_header(&mut w, self.conn_id, pn) && wire::encode_path_frame(&mut w, wire::FRAME_PATH_CHALLENGE, &challenge)) {
+        if !(wire::encode_data_header(&mut w, self.conn_id, pn)
+            && wire::encode_path_frame(&mut w, wire::FRAME_PATH_CHALLENGE, &challenge))
+        {
             return None;
         }
         let n = w.len();
@@ -120,7 +136,9 @@ impl Connection {
     /// `handle_timeout`: challenge again, or give the candidate up.
     pub(crate) fn on_path_timeout(&mut self, now: u64) {
         let interval = self.path_interval();
-        let Some(p) = &mut self.path.check else { return };
+        let Some(p) = &mut self.path.check else {
+            return;
+        };
         p.timeouts += 1;
         if p.timeouts >= MAX_PATH_CHALLENGES {
             self.path.check = None;
@@ -135,11 +153,19 @@ impl Connection {
     /// it echo ours?) in an authentic packet. Inside a `rebuilt` one it is
     /// stale: ignored (the path timer repeats challenges). Always true (the
     /// frame is processed).
-    pub(crate) fn on_path_frame(&mut self, now: u64, rebuilt: bool, challenge: bool, data: [u8; PATH_DATA_LEN]) -> bool {
+    pub(crate) fn on_path_frame(
+        &mut self,
+        now: u64,
+        rebuilt: bool,
+        challenge: bool,
+        data: [u8; PATH_DATA_LEN],
+    ) -> bool {
         match (self.side, challenge) {
             _ if rebuilt => {}
             (Side::Client, true) => self.path.response = Some(data),
-            (Side::Server, false) if self.path.check.is_some_and(|p| ct_eq(&p.challenge, &data)) => {
+            (Side::Server, false)
+                if self.path.check.is_some_and(|p| ct_eq(&p.challenge, &data)) =>
+            {
                 self.path.check = None;
                 self.timers.stop(Timer::PathChallenge);
                 self.path.event = Some(PathEvent::Validated);
@@ -155,7 +181,9 @@ impl Connection {
     /// Client, in `transmit_data`: the PATH_RESPONSE owed, if it fits.
     /// True if written (it elicits an acknowledgement).
     pub(crate) fn write_path_response(&mut self, w: &mut Writer) -> bool {
-        let Some(data) = self.path.response else { return false };
+        let Some(data) = self.path.response else {
+            return false;
+        };
         let ok = wire::encode_path_frame(w, wire::FRAME_PATH_RESPONSE, &data);
         if ok {
             self.path.response = None;

@@ -47,7 +47,12 @@ pub const MAX_PROBE_AHEAD: u64 = 12_288;
 /// numbers arrived and stop at `MAX_SEND_AHEAD`.
 const ELICIT_EVERY: u64 = MAX_SEND_AHEAD / 4;
 
-const _: () = assert!(ELICIT_EVERY < MAX_SEND_AHEAD && MAX_SEND_AHEAD < MAX_PROBE_AHEAD && MAX_PROBE_AHEAD < MAX_PACKET_NUMBER_JUMP && MAX_PACKET_NUMBER_JUMP < 1 << 15);
+const _: () = assert!(
+    ELICIT_EVERY < MAX_SEND_AHEAD
+        && MAX_SEND_AHEAD < MAX_PROBE_AHEAD
+        && MAX_PROBE_AHEAD < MAX_PACKET_NUMBER_JUMP
+        && MAX_PACKET_NUMBER_JUMP < 1 << 15
+);
 
 /// What the next packet number may be used for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +113,10 @@ impl Connection {
             return Err(DropReason::Malformed);
         }
         let largest = self.received.largest();
-        let pn = expand_u16(u16::from_le_bytes([datagram[5], datagram[6]]), largest.map_or(0, |l| l + 1));
+        let pn = expand_u16(
+            u16::from_le_bytes([datagram[5], datagram[6]]),
+            largest.map_or(0, |l| l + 1),
+        );
         if !self.keys.rx.verify(datagram, pn) {
             return Err(DropReason::Unauthenticated);
         }

@@ -43,14 +43,35 @@ pub(crate) struct RecvBudget {
 
 impl RecvBudget {
     pub fn new(cap: usize, max_message: usize) -> Self {
-        RecvBudget { buffered: 0, cap, reserve: head_reserve(max_message).min(cap), holder: None, heads: 0, ceiling: usize::MAX, head_ceiling: usize::MAX }
+        RecvBudget {
+            buffered: 0,
+            cap,
+            reserve: head_reserve(max_message).min(cap),
+            holder: None,
+            heads: 0,
+            ceiling: usize::MAX,
+            head_ceiling: usize::MAX,
+        }
     }
 
     /// Limits for channel `ch`'s next message or fragment.
     pub fn limits(&self, ch: u8, window: u64, max_message: usize) -> Limits {
-        let general = (self.cap - self.reserve).min(self.ceiling).saturating_sub(self.buffered);
-        let head = if self.holder.is_none_or(|h| h == ch) { self.cap.min(self.head_ceiling).saturating_sub(self.buffered) } else { general };
-        Limits { window, max_message, budget: general, head_budget: head }
+        let general = (self.cap - self.reserve)
+            .min(self.ceiling)
+            .saturating_sub(self.buffered);
+        let head = if self.holder.is_none_or(|h| h == ch) {
+            self.cap
+                .min(self.head_ceiling)
+                .saturating_sub(self.buffered)
+        } else {
+            general
+        };
+        Limits {
+            window,
+            max_message,
+            budget: general,
+            head_budget: head,
+        }
     }
 
     /// Some channel has part of its head-of-line message.
@@ -79,8 +100,18 @@ impl Connection {
     /// One message (`frag`: None) or fragment (index, count) of a DATA
     /// packet for channel `ch`, within the budget. False: no room, the packet
     /// must stay unacknowledged.
-    pub(crate) fn take_data(&mut self, ch: u8, seq: u16, frag: Option<(u32, u32)>, data: &[u8]) -> bool {
-        let l = self.recv_budget.limits(ch, self.config.reliable_window as u64, self.config.max_message_size);
+    pub(crate) fn take_data(
+        &mut self,
+        ch: u8,
+        seq: u16,
+        frag: Option<(u32, u32)>,
+        data: &[u8],
+    ) -> bool {
+        let l = self.recv_budget.limits(
+            ch,
+            self.config.reliable_window as u64,
+            self.config.max_message_size,
+        );
         let rc = &mut self.recv[ch as usize];
         let before = (rc.buffered(), rc.head_partial());
         let a = match frag {

@@ -94,7 +94,11 @@ impl RecvChannel {
     }
 
     fn expand(&self, seq16: u16) -> u64 {
-        let reference = if self.kind.is_reliable() { self.next } else { self.highest.map_or(0, |h| h + 1) };
+        let reference = if self.kind.is_reliable() {
+            self.next
+        } else {
+            self.highest.map_or(0, |h| h + 1)
+        };
         expand_u16(seq16, reference)
     }
 
@@ -102,13 +106,21 @@ impl RecvChannel {
     fn already_have(&self, seq: u64) -> bool {
         match self.kind {
             ChannelKind::ReliableOrdered => seq < self.next || self.pending.contains_key(seq),
-            ChannelKind::ReliableUnordered => seq < self.next || self.delivered_above.contains_key(seq),
+            ChannelKind::ReliableUnordered => {
+                seq < self.next || self.delivered_above.contains_key(seq)
+            }
             _ => false,
         }
     }
 
     /// A whole (unfragmented) message.
-    pub fn on_message(&mut self, seq16: u16, data: &[u8], limits: Limits, out: &mut VecDeque<Event>) -> Accept {
+    pub fn on_message(
+        &mut self,
+        seq16: u16,
+        data: &[u8],
+        limits: Limits,
+        out: &mut VecDeque<Event>,
+    ) -> Accept {
         let seq = self.expand(seq16);
         if self.kind.is_reliable() {
             if self.already_have(seq) {
@@ -117,7 +129,10 @@ impl RecvChannel {
             if seq >= self.next + limits.window {
                 return Accept::NoRoom;
             }
-            if self.kind == ChannelKind::ReliableOrdered && seq != self.next && data.len() > limits.budget {
+            if self.kind == ChannelKind::ReliableOrdered
+                && seq != self.next
+                && data.len() > limits.budget
+            {
                 return Accept::NoRoom;
             }
             // Sent whole before a move to smaller datagrams, then again as
@@ -135,7 +150,15 @@ impl RecvChannel {
     }
 
     /// One fragment of a larger message.
-    pub fn on_fragment(&mut self, seq16: u16, index: u32, count: u32, data: &[u8], limits: Limits, out: &mut VecDeque<Event>) -> Accept {
+    pub fn on_fragment(
+        &mut self,
+        seq16: u16,
+        index: u32,
+        count: u32,
+        data: &[u8],
+        limits: Limits,
+        out: &mut VecDeque<Event>,
+    ) -> Accept {
         let seq = self.expand(seq16);
         let reliable = self.kind.is_reliable();
         if reliable {
@@ -167,7 +190,13 @@ impl RecvChannel {
         // The head-of-line message has a budget of its own (the connection's
         // reserve), so a buffer full of later messages cannot deadlock it.
         let head = reliable && seq == self.next;
-        if cost > if head { limits.head_budget } else { limits.budget } {
+        if cost
+            > if head {
+                limits.head_budget
+            } else {
+                limits.budget
+            }
+        {
             if reliable {
                 return Accept::NoRoom;
             }
@@ -175,7 +204,9 @@ impl RecvChannel {
             // so an abandoned reassembly cannot hold the budget forever.
             let mut freed = 0;
             while cost > limits.budget + freed {
-                let Some(old) = self.reassembly.first_key() else { break };
+                let Some(old) = self.reassembly.first_key() else {
+                    break;
+                };
                 if old == seq {
                     break;
                 }
@@ -193,7 +224,10 @@ impl RecvChannel {
                 self.buffered -= old.cost();
             }
         }
-        let r = self.reassembly.get_or_insert_with(seq, || Reassembly { count, ..Default::default() });
+        let r = self.reassembly.get_or_insert_with(seq, || Reassembly {
+            count,
+            ..Default::default()
+        });
         r.frags.insert(index, data.to_vec());
         r.bytes += data.len();
         self.buffered += cost;
@@ -212,7 +246,8 @@ impl RecvChannel {
 
     fn is_stale_unreliable(&mut self, seq: u64) -> bool {
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
-        self.kind == ChannelKind::UnreliableSequenced && self.latest_delivered.is_some_and(|l| seq <= l)
+        self.kind == ChannelKind::UnreliableSequenced
+            && self.latest_delivered.is_some_and(|l| seq <= l)
     }
 
     /// A message is whole: deliver it now or hold it for order.
@@ -258,7 +293,10 @@ impl RecvChannel {
 
     fn deliver(&mut self, data: Vec<u8>, out: &mut VecDeque<Event>) {
         self.delivered += 1;
-        out.push_back(Event::Message { channel: self.index, data });
+        out.push_back(Event::Message {
+            channel: self.index,
+            data,
+        });
     }
 }
 
@@ -266,7 +304,12 @@ impl RecvChannel {
 mod tests {
     use super::*;
 
-    const L: Limits = Limits { window: 1000, max_message: 1 << 20, budget: 1 << 20, head_budget: 1 << 20 };
+    const L: Limits = Limits {
+        window: 1000,
+        max_message: 1 << 20,
+        budget: 1 << 20,
+        head_budget: 1 << 20,
+    };
 
     fn payloads(out: &VecDeque<Event>) -> Vec<u8> {
         out.iter()
@@ -319,7 +362,13 @@ mod tests {
         ch.on_fragment(0, 0, 3, &[1, 2], L, &mut out);
         assert!(out.is_empty());
         ch.on_fragment(0, 1, 3, &[3, 4], L, &mut out);
-        assert_eq!(out.pop_front(), Some(Event::Message { channel: 0, data: vec![1, 2, 3, 4, 5] }));
+        assert_eq!(
+            out.pop_front(),
+            Some(Event::Message {
+                channel: 0,
+                data: vec![1, 2, 3, 4, 5]
+            })
+        );
         assert_eq!(ch.buffered(), 0);
     }
 
@@ -349,10 +398,20 @@ mod tests {
         let mut out = VecDeque::new();
         let roomy = Limits { budget: 200, ..L };
         ch.on_fragment(0, 0, 2, &[1; 100], roomy, &mut out); // never completes
-        let tight = Limits { budget: 200 - ch.buffered(), ..L };
+        let tight = Limits {
+            budget: 200 - ch.buffered(),
+            ..L
+        };
         ch.on_fragment(1, 0, 2, &[2; 100], tight, &mut out);
-        assert_eq!(ch.buffered(), 100 + FRAGMENT_OVERHEAD, "the older partial was evicted");
-        let left = Limits { budget: 200 - ch.buffered(), ..L };
+        assert_eq!(
+            ch.buffered(),
+            100 + FRAGMENT_OVERHEAD,
+            "the older partial was evicted"
+        );
+        let left = Limits {
+            budget: 200 - ch.buffered(),
+            ..L
+        };
         ch.on_fragment(1, 1, 2, &[3; 10], left, &mut out);
         assert_eq!(out.len(), 1);
     }
@@ -361,7 +420,10 @@ mod tests {
     fn oversized_reassembly_is_abandoned() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
         let mut out = VecDeque::new();
-        let tiny = Limits { max_message: 3, ..L };
+        let tiny = Limits {
+            max_message: 3,
+            ..L
+        };
         ch.on_fragment(0, 0, 2, &[1, 2], tiny, &mut out);
         ch.on_fragment(0, 1, 2, &[3, 4], tiny, &mut out);
         assert!(out.is_empty());

@@ -13,7 +13,14 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(initial_rtt_us: u64) -> Self {
-        RttEstimator { smoothed: initial_rtt_us, var: initial_rtt_us / 2, min: u64::MAX, latest: initial_rtt_us, has_sample: false, ack_delay: 0 }
+        RttEstimator {
+            smoothed: initial_rtt_us,
+            var: initial_rtt_us / 2,
+            min: u64::MAX,
+            latest: initial_rtt_us,
+            has_sample: false,
+            ack_delay: 0,
+        }
     }
 
     /// One sample: `rtt` measured from send to ack, `ack_delay` as reported
@@ -22,7 +29,11 @@ impl RttEstimator {
         self.latest = rtt;
         self.min = self.min.min(rtt);
         // Subtract the peer's delay only when that cannot go below min RTT.
-        let adjusted = if rtt >= self.min.saturating_add(ack_delay) { rtt - ack_delay } else { rtt };
+        let adjusted = if rtt >= self.min.saturating_add(ack_delay) {
+            rtt - ack_delay
+        } else {
+            rtt
+        };
         if !self.has_sample {
             self.has_sample = true;
             self.smoothed = adjusted;
@@ -47,7 +58,11 @@ impl RttEstimator {
     }
     /// Smallest sample seen, or 0 before any sample.
     pub fn min(&self) -> u64 {
-        if self.has_sample { self.min } else { 0 }
+        if self.has_sample {
+            self.min
+        } else {
+            0
+        }
     }
     pub fn has_sample(&self) -> bool {
         self.has_sample

@@ -17,7 +17,11 @@ struct FragSet {
 
 impl FragSet {
     fn new(count: u32) -> Self {
-        let big = if count > 64 { vec![0; (count as usize).div_ceil(64)] } else { Vec::new() };
+        let big = if count > 64 {
+            vec![0; (count as usize).div_ceil(64)]
+        } else {
+            Vec::new()
+        };
         FragSet { small: 0, big }
     }
     fn contains(&self, i: u32) -> bool {
@@ -25,7 +29,9 @@ impl FragSet {
         if self.big.is_empty() {
             i < 64 && self.small & bit != 0
         } else {
-            self.big.get((i / 64) as usize).is_some_and(|w| w & bit != 0)
+            self.big
+                .get((i / 64) as usize)
+                .is_some_and(|w| w & bit != 0)
         }
     }
     /// Returns true if newly inserted.
@@ -101,7 +107,14 @@ pub struct Released {
 
 impl SendChannel {
     pub fn new(config: ChannelConfig) -> Self {
-        SendChannel { config, next_seq: 0, base_seq: 0, messages: VecDeque::new(), cursor: 0, messages_sent: 0 }
+        SendChannel {
+            config,
+            next_seq: 0,
+            base_seq: 0,
+            messages: VecDeque::new(),
+            cursor: 0,
+            messages_sent: 0,
+        }
     }
 
     pub fn kind(&self) -> ChannelKind {
@@ -112,7 +125,15 @@ impl SendChannel {
     /// has at most `whole_max` bytes, else in `frag_size` fragments. On an
     /// unreliable-sequenced channel, queued messages never sent are now stale
     /// and are returned in `stale` to be reported lost.
-    pub fn push(&mut self, now: u64, id: MessageId, data: Vec<u8>, whole_max: u32, frag_size: u32, stale: &mut Vec<Released>) -> u64 {
+    pub fn push(
+        &mut self,
+        now: u64,
+        id: MessageId,
+        data: Vec<u8>,
+        whole_max: u32,
+        frag_size: u32,
+        stale: &mut Vec<Released>,
+    ) -> u64 {
         if self.config.kind == ChannelKind::UnreliableSequenced {
             while let Some(m) = self.slot_mut(self.cursor).and_then(|s| s.as_ref()) {
                 if m.next_frag != 0 {
@@ -159,7 +180,10 @@ impl SendChannel {
 
     fn remove(&mut self, seq: u64) -> Option<Released> {
         let m = self.slot_mut(seq)?.take()?;
-        Some(Released { id: m.id, bytes: m.data.len() })
+        Some(Released {
+            id: m.id,
+            bytes: m.data.len(),
+        })
     }
 
     /// Drop acknowledged slots from the front.
@@ -173,7 +197,12 @@ impl SendChannel {
 
     /// The next message with unsent fragments, if the reliable window allows.
     /// Skips (and reports in `expired`) unreliable messages past their age.
-    pub fn next_unsent(&mut self, now: u64, window: u64, expired: &mut Vec<Released>) -> Option<u64> {
+    pub fn next_unsent(
+        &mut self,
+        now: u64,
+        window: u64,
+        expired: &mut Vec<Released>,
+    ) -> Option<u64> {
         loop {
             if self.cursor >= self.next_seq {
                 return None;
@@ -186,7 +215,12 @@ impl SendChannel {
             match self.get(seq) {
                 None => self.cursor += 1,
                 Some(m) if m.fully_sent() => self.cursor += 1,
-                Some(m) if !self.config.kind.is_reliable() && max_age > 0 && m.next_frag == 0 && now.saturating_sub(m.queued_at) > max_age => {
+                Some(m)
+                    if !self.config.kind.is_reliable()
+                        && max_age > 0
+                        && m.next_frag == 0
+                        && now.saturating_sub(m.queued_at) > max_age =>
+                {
                     if let Some(r) = self.remove(seq) {
                         expired.push(r);
                     }
@@ -274,7 +308,11 @@ impl SendChannel {
         self.next_seq - self.cursor
     }
     pub fn unacked_messages(&self) -> u64 {
-        self.messages.iter().flatten().filter(|m| m.next_frag > 0).count() as u64
+        self.messages
+            .iter()
+            .flatten()
+            .filter(|m| m.next_frag > 0)
+            .count() as u64
     }
 }
 
@@ -292,7 +330,12 @@ mod tests {
     use super::*;
 
     fn chunk(seq: u64, frag: u32, whole: bool) -> Chunk {
-        Chunk { channel: 0, whole, seq, frag }
+        Chunk {
+            channel: 0,
+            whole,
+            seq,
+            frag,
+        }
     }
 
     #[test]
@@ -314,7 +357,10 @@ mod tests {
         assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
         assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
         assert!(ch.on_fragment_acked(&chunk(0, 2, false)).is_none());
-        assert_eq!(ch.on_fragment_acked(&chunk(0, 1, false)).map(|r| r.id), Some(7));
+        assert_eq!(
+            ch.on_fragment_acked(&chunk(0, 1, false)).map(|r| r.id),
+            Some(7)
+        );
         assert!(ch.get(0).is_none());
     }
 
@@ -349,7 +395,10 @@ mod tests {
     #[test]
     fn ack_of_the_whole_copy_completes_a_message_cut_again_into_fragments() {
         let mut ch = sent_whole_then_cut();
-        assert_eq!(ch.on_fragment_acked(&chunk(0, 0, true)).map(|r| r.id), Some(7));
+        assert_eq!(
+            ch.on_fragment_acked(&chunk(0, 0, true)).map(|r| r.id),
+            Some(7)
+        );
     }
 
     #[test]

@@ -106,7 +106,14 @@ impl SentPackets {
     /// Packets lost by the time or packet threshold, given the largest
     /// acknowledged packet. Returns the lost packets and the earliest time a
     /// remaining older packet will become lost.
-    pub fn detect_lost(&mut self, now: u64, largest_acked: u64, loss_delay: u64, threshold: u64, lost: &mut Vec<SentPacket>) -> Option<u64> {
+    pub fn detect_lost(
+        &mut self,
+        now: u64,
+        largest_acked: u64,
+        loss_delay: u64,
+        threshold: u64,
+        lost: &mut Vec<SentPacket>,
+    ) -> Option<u64> {
         let mut next_loss_time: Option<u64> = None;
         let lost_before = now.saturating_sub(loss_delay);
         let mut pns = Vec::new();
@@ -147,7 +154,14 @@ mod tests {
     use super::*;
 
     fn packet(pn: u64, t: u64) -> SentPacket {
-        SentPacket { pn, time_sent: t, size: 100, chunks: Vec::new(), delivery: DeliveryStamp::default(), skip_early_resend: false }
+        SentPacket {
+            pn,
+            time_sent: t,
+            size: 100,
+            chunks: Vec::new(),
+            delivery: DeliveryStamp::default(),
+            skip_early_resend: false,
+        }
     }
 
     #[test]

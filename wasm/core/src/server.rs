@@ -102,7 +102,8 @@ impl Server {
     /// for any address (tests may use a fixed one).
     pub fn new(config: ServerConfig, secret: &ServerSecret) -> Result<Server, ConfigError> {
         config.validate()?;
-        let recv_reserve = crate::recv_budget::head_reserve(config.connection.max_message_size).min(config.recv_budget_bytes);
+        let recv_reserve = crate::recv_budget::head_reserve(config.connection.max_message_size)
+            .min(config.recv_budget_bytes);
         Ok(Server {
             config,
             connections: SlabMap::new(),
@@ -152,7 +153,11 @@ impl Server {
     /// not verify, or a HELLO for a live, pending, rejected or retired ID
     /// with another session key, is `Err(Unauthenticated)`, so a host
     /// following `Ok` never moves a session to an attacker's address.
-    pub fn handle_datagram(&mut self, now: u64, datagram: &[u8]) -> Result<ConnectionId, DropReason> {
+    pub fn handle_datagram(
+        &mut self,
+        now: u64,
+        datagram: &[u8],
+    ) -> Result<ConnectionId, DropReason> {
         let (ty, id) = wire::peek_conn_id(datagram).ok_or(DropReason::Malformed)?;
         if let Some(r) = self.with_conn(id, |c| c.handle_datagram(now, datagram)) {
             return r.map(|_| id);
@@ -160,7 +165,14 @@ impl Server {
         if ty != wire::PACKET_HELLO {
             return Err(DropReason::UnknownConnection);
         }
-        let Ok(Handshake::Hello { conn_id, version, channels, key, payload }) = wire::decode_handshake(datagram) else {
+        let Ok(Handshake::Hello {
+            conn_id,
+            version,
+            channels,
+            key,
+            payload,
+        }) = wire::decode_handshake(datagram)
+        else {
             return Err(DropReason::Malformed);
         };
         let hello_len = datagram.len();
@@ -189,7 +201,8 @@ impl Server {
             return Ok(conn_id);
         }
         if version != PROTOCOL_VERSION {
-            let reason = format!("unsupported protocol version {version}; server speaks {PROTOCOL_VERSION}");
+            let reason =
+                format!("unsupported protocol version {version}; server speaks {PROTOCOL_VERSION}");
             self.reject_new(now, conn_id, key, hello_len, reason);
             return Ok(conn_id);
         }
@@ -206,7 +219,9 @@ impl Server {
                 }
             },
         };
-        if self.connections.len() >= self.config.max_connections || self.pending.len() >= self.config.max_pending {
+        if self.connections.len() >= self.config.max_connections
+            || self.pending.len() >= self.config.max_pending
+        {
             self.reject_new(now, conn_id, key, hello_len, "server full".into());
             return Ok(conn_id);
         }
@@ -217,15 +232,42 @@ impl Server {
             return Ok(conn_id);
         }
         if self.config.strict_channels && !same_kinds(&channels, &self.config.connection.channels) {
-            self.reject_new(now, conn_id, key, hello_len, layout_differs(&self.config.connection.channels));
+            self.reject_new(
+                now,
+                conn_id,
+                key,
+                hello_len,
+                layout_differs(&self.config.connection.channels),
+            );
             return Ok(conn_id);
         }
         if payload.len() > self.config.connection.max_handshake_payload {
-            self.reject_new(now, conn_id, key, hello_len, "handshake payload too large".into());
+            self.reject_new(
+                now,
+                conn_id,
+                key,
+                hello_len,
+                "handshake payload too large".into(),
+            );
             return Ok(conn_id);
         }
-        self.pending.insert(conn_id, Pending { channels, key, hello_len, received: hello_len, since: now, claims });
-        self.events.push_back((conn_id, Event::ConnectRequest { payload: payload.to_vec() }));
+        self.pending.insert(
+            conn_id,
+            Pending {
+                channels,
+                key,
+                hello_len,
+                received: hello_len,
+                since: now,
+                claims,
+            },
+        );
+        self.events.push_back((
+            conn_id,
+            Event::ConnectRequest {
+                payload: payload.to_vec(),
+            },
+        ));
         Ok(conn_id)
     }
 
@@ -237,10 +279,19 @@ impl Server {
     /// `poll_path_event`. False: the connection is not validated yet (its
     /// 3× limit covers every address) or not live: move at once.
     pub fn path_changed(&mut self, now: u64, id: ConnectionId, len: usize) -> bool {
-        let Some(e) = self.connections.get(id) else { return false };
+        let Some(e) = self.connections.get(id) else {
+            return false;
+        };
         self.nonces += 1;
-        let challenge = server_nonce(&self.secret, CHALLENGE_LABEL, id, &e.conn.keys.key, self.nonces);
-        self.with_conn(id, |c| c.start_path_check(now, challenge, len)).unwrap_or(false)
+        let challenge = server_nonce(
+            &self.secret,
+            CHALLENGE_LABEL,
+            id,
+            &e.conn.keys.key,
+            self.nonces,
+        );
+        self.with_conn(id, |c| c.start_path_check(now, challenge, len))
+            .unwrap_or(false)
     }
 
     /// Another `Ok` datagram of `len` bytes from the candidate address: the
@@ -275,7 +326,9 @@ impl Server {
 
     /// Accept a pending connect request. Returns false if there is none.
     pub fn accept(&mut self, now: u64, id: ConnectionId) -> bool {
-        let Some(p) = self.pending.remove(id) else { return false };
+        let Some(p) = self.pending.remove(id) else {
+            return false;
+        };
         self.nonces += 1;
         let nonce = server_nonce(&self.secret, NONCE_LABEL, id, &p.key, self.nonces);
         let mut config = self.config.connection.clone();
@@ -283,7 +336,16 @@ impl Server {
             relayed_datagram_size(&mut config);
         }
         let conn = Connection::accepted(config, id, p.key, &p.channels, now, nonce, p.received);
-        self.connections.insert(id, Entry { conn, claims: p.claims, dirty: false, scheduled: None, recv_counted: 0 });
+        self.connections.insert(
+            id,
+            Entry {
+                conn,
+                claims: p.claims,
+                dirty: false,
+                scheduled: None,
+                recv_counted: 0,
+            },
+        );
         self.with_conn(id, |_| ());
         true
     }
@@ -291,12 +353,21 @@ impl Server {
     /// Refuse a pending connect request; the client gets `Closed(Rejected)`
     /// with this reason. Returns false if there is none.
     pub fn reject(&mut self, now: u64, id: ConnectionId, reason: &str) -> bool {
-        let Some(p) = self.pending.remove(id) else { return false };
+        let Some(p) = self.pending.remove(id) else {
+            return false;
+        };
         self.reject_new(now, id, p.key, p.hello_len, reason.to_string());
         true
     }
 
-    fn reject_new(&mut self, now: u64, id: ConnectionId, key: SessionKey, hello_len: usize, mut reason: String) {
+    fn reject_new(
+        &mut self,
+        now: u64,
+        id: ConnectionId,
+        key: SessionKey,
+        hello_len: usize,
+        mut reason: String,
+    ) {
         let max = self.config.connection.max_handshake_payload;
         if reason.len() > max {
             let mut cut = max;
@@ -309,7 +380,14 @@ impl Server {
         if self.rejected.len() >= self.config.max_pending {
             self.rejected.pop_first();
         }
-        self.rejected.insert(id, Rejected { key, reason: reason.clone(), until: now + self.config.pending_timeout_us });
+        self.rejected.insert(
+            id,
+            Rejected {
+                key,
+                reason: reason.clone(),
+                until: now + self.config.pending_timeout_us,
+            },
+        );
         self.queue_reject(id, key, hello_len, reason);
     }
 
@@ -318,18 +396,36 @@ impl Server {
     /// source address cannot turn it into an amplifier.
     fn queue_reject(&mut self, id: ConnectionId, key: SessionKey, max_len: usize, reason: String) {
         if self.rejects_due.len() < self.config.max_pending {
-            self.rejects_due.push_back(RejectDue { id, key, max_len, reason });
+            self.rejects_due.push_back(RejectDue {
+                id,
+                key,
+                max_len,
+                reason,
+            });
         }
     }
 
     /// Send on one connection (see `Connection::send`). An unknown ID hands
     /// the message back in `NotConnected`.
-    pub fn send(&mut self, now: u64, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
+    pub fn send(
+        &mut self,
+        now: u64,
+        id: ConnectionId,
+        channel: u8,
+        data: Vec<u8>,
+    ) -> Result<MessageId, SendError> {
         let Some(e) = self.connections.get_mut(id) else {
             return Err(SendError::NotConnected(data));
         };
         let r = e.conn.send(now, channel, data);
-        if Self::settle(&mut self.events, &mut self.path_events, &mut self.dirty, &mut self.deadlines, id, e) {
+        if Self::settle(
+            &mut self.events,
+            &mut self.path_events,
+            &mut self.dirty,
+            &mut self.deadlines,
+            id,
+            e,
+        ) {
             self.clean_deadlines();
         }
         r
@@ -341,7 +437,11 @@ impl Server {
     }
 
     /// Run `f` on a connection, then collect its events and mark it dirty.
-    pub fn with_conn<R>(&mut self, id: ConnectionId, f: impl FnOnce(&mut Connection) -> R) -> Option<R> {
+    pub fn with_conn<R>(
+        &mut self,
+        id: ConnectionId,
+        f: impl FnOnce(&mut Connection) -> R,
+    ) -> Option<R> {
         let e = self.connections.get_mut(id)?;
         // What the server-wide budget lets this connection hold meanwhile.
         // As within a connection (`recv_budget`), one head-of-line reserve is
@@ -350,7 +450,11 @@ impl Server {
         let (cap, reserve) = (self.config.recv_budget_bytes, self.recv_reserve);
         let b = &mut e.conn.recv_budget;
         b.ceiling = e.recv_counted + (cap - reserve).saturating_sub(self.recv_buffered);
-        b.head_ceiling = if self.recv_holder.is_none_or(|h| h == id) { e.recv_counted + cap.saturating_sub(self.recv_buffered) } else { b.ceiling };
+        b.head_ceiling = if self.recv_holder.is_none_or(|h| h == id) {
+            e.recv_counted + cap.saturating_sub(self.recv_buffered)
+        } else {
+            b.ceiling
+        };
         let r = f(&mut e.conn);
         self.recv_buffered = self.recv_buffered - e.recv_counted + e.conn.receive_buffered_bytes();
         e.recv_counted = e.conn.receive_buffered_bytes();
@@ -361,7 +465,14 @@ impl Server {
         if self.recv_holder.is_none() && heading && self.recv_buffered > cap - reserve {
             self.recv_holder = Some(id);
         }
-        if Self::settle(&mut self.events, &mut self.path_events, &mut self.dirty, &mut self.deadlines, id, e) {
+        if Self::settle(
+            &mut self.events,
+            &mut self.path_events,
+            &mut self.dirty,
+            &mut self.deadlines,
+            id,
+            e,
+        ) {
             self.clean_deadlines();
         }
         Some(r)
@@ -395,7 +506,11 @@ impl Server {
     /// Pushes `e`'s deadline if it changed; true if it did (the entry it
     /// replaces is stale now and may be the top). Unchanged, the heap is
     /// as it was and its top still current.
-    fn note_deadline(deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>, id: ConnectionId, e: &mut Entry) -> bool {
+    fn note_deadline(
+        deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>,
+        id: ConnectionId,
+        e: &mut Entry,
+    ) -> bool {
         let at = e.conn.poll_timeout();
         if at == e.scheduled {
             return false;
@@ -410,13 +525,21 @@ impl Server {
     /// Drop stale entries from the top (and compact when mostly stale).
     fn clean_deadlines(&mut self) {
         while let Some(&Reverse((at, id))) = self.deadlines.peek() {
-            if self.connections.get(id).is_some_and(|e| e.scheduled == Some(at)) {
+            if self
+                .connections
+                .get(id)
+                .is_some_and(|e| e.scheduled == Some(at))
+            {
                 break;
             }
             self.deadlines.pop();
         }
         if self.deadlines.len() > 2 * self.connections.len() + 64 {
-            self.deadlines = self.connections.iter().filter_map(|(id, e)| e.scheduled.map(|at| Reverse((at, id)))).collect();
+            self.deadlines = self
+                .connections
+                .iter()
+                .filter_map(|(id, e)| e.scheduled.map(|at| Reverse((at, id))))
+                .collect();
         }
     }
 
@@ -424,7 +547,9 @@ impl Server {
     pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(ConnectionId, usize)> {
         self.to_candidate = false;
         while let Some(r) = self.rejects_due.pop_front() {
-            let Some(reason) = wire::fit_reject_reason(&r.reason, r.max_len) else { continue };
+            let Some(reason) = wire::fit_reject_reason(&r.reason, r.max_len) else {
+                continue;
+            };
             let mut w = Writer::new(buf);
             if wire::encode_reject(&mut w, r.id, reason.as_bytes()) {
                 let n = w.len();
@@ -465,7 +590,11 @@ impl Server {
     /// Earliest deadline across connections and pending requests.
     pub fn poll_timeout(&self) -> Option<u64> {
         let conns = self.deadlines.peek().map(|Reverse((at, _))| *at);
-        let pend = self.pending.iter().map(|(_, p)| p).map(|p| p.since + self.config.pending_timeout_us);
+        let pend = self
+            .pending
+            .iter()
+            .map(|(_, p)| p)
+            .map(|p| p.since + self.config.pending_timeout_us);
         let rej = self.rejected.iter().map(|(_, r)| r).map(|r| r.until);
         conns.into_iter().chain(pend).chain(rej).min()
     }
@@ -479,7 +608,11 @@ impl Server {
                 break;
             }
             self.deadlines.pop();
-            if let Some(e) = self.connections.get_mut(id).filter(|e| e.scheduled == Some(at)) {
+            if let Some(e) = self
+                .connections
+                .get_mut(id)
+                .filter(|e| e.scheduled == Some(at))
+            {
                 e.scheduled = None;
                 due.push(id);
             }
@@ -490,8 +623,12 @@ impl Server {
         // The pops above may have left a stale entry on top (`with_conn`
         // cleans only when a deadline moved).
         self.clean_deadlines();
-        let expired: Vec<ConnectionId> =
-            self.pending.iter().filter(|(_, p)| p.since + self.config.pending_timeout_us <= now).map(|(id, _)| id).collect();
+        let expired: Vec<ConnectionId> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.since + self.config.pending_timeout_us <= now)
+            .map(|(id, _)| id)
+            .collect();
         for id in expired {
             self.reject(now, id, "connect request timed out");
         }
@@ -503,7 +640,9 @@ impl Server {
     /// Forget a finished connection, and refuse its ID for an idle timeout
     /// (by then its client has given up too).
     fn retire(&mut self, now: u64, id: ConnectionId) {
-        let Some(e) = self.connections.remove(id) else { return };
+        let Some(e) = self.connections.remove(id) else {
+            return;
+        };
         self.recv_buffered -= e.recv_counted;
         if self.recv_holder == Some(id) {
             self.recv_holder = None;
@@ -513,7 +652,13 @@ impl Server {
         if self.retired.len() >= 2 * self.config.max_connections {
             self.retired.pop_first();
         }
-        self.retired.insert(id, (now + self.config.connection.idle_timeout_us, e.conn.keys.key));
+        self.retired.insert(
+            id,
+            (
+                now + self.config.connection.idle_timeout_us,
+                e.conn.keys.key,
+            ),
+        );
     }
 }
 

@@ -14,7 +14,10 @@ pub(crate) struct SlabMap<K, V> {
 
 impl<K: Copy + Into<u64>, V> Default for SlabMap<K, V> {
     fn default() -> Self {
-        SlabMap { index: BTreeMap::new(), slots: Vec::new() }
+        SlabMap {
+            index: BTreeMap::new(),
+            slots: Vec::new(),
+        }
     }
 }
 
@@ -95,7 +98,11 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
 
     /// Removes the entries `keep` says no to.
     pub fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
-        let doomed: Vec<K> = self.iter().filter(|(_, v)| !keep(v)).map(|(k, _)| k).collect();
+        let doomed: Vec<K> = self
+            .iter()
+            .filter(|(_, v)| !keep(v))
+            .map(|(k, _)| k)
+            .collect();
         for k in doomed {
             self.remove(k);
         }
@@ -120,7 +127,10 @@ mod tests {
                 _ => assert_eq!(m.pop_first(), model.pop_first()),
             }
             assert_eq!(m.len(), model.len());
-            assert!(m.iter().map(|(k, &v)| (k, v)).eq(model.iter().map(|(&k, &v)| (k, v))));
+            assert!(m
+                .iter()
+                .map(|(k, &v)| (k, v))
+                .eq(model.iter().map(|(&k, &v)| (k, v))));
         }
         m.retain(|v| v % 2 == 0);
         model.retain(|_, v| *v % 2 == 0);

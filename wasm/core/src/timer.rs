@@ -1,5 +1,9 @@
 //! Every deadline a connection has, in one table. `poll_timeout` is its
 //! minimum; `next_timer` says which fires next (for debugging).
+//! `Connection::refresh_timers` (below) recomputes the table from the
+//! connection's state after every input, command or poll.
+
+use crate::connection::{Connection, Side, State};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timer {
@@ -66,7 +70,9 @@ impl TimerTable {
         }
     }
     pub fn stop(&mut self, t: Timer) {
-        if self.deadlines[t as usize].take().is_some() && self.earliest.is_some_and(|(et, _)| et == t) {
+        if self.deadlines[t as usize].take().is_some()
+            && self.earliest.is_some_and(|(et, _)| et == t)
+        {
             self.recompute();
         }
     }
@@ -101,6 +107,66 @@ impl TimerTable {
     /// The earliest deadline and which timer it is.
     pub fn next(&self) -> Option<(Timer, u64)> {
         self.earliest
+    }
+}
+
+impl Connection {
+    /// Recompute every deadline in the timer table from current state.
+    pub(crate) fn refresh_timers(&mut self) {
+        match self.state {
+            State::Drained => {
+                self.timers.stop_all();
+                return;
+            }
+            State::Closing => return,
+            State::Connecting => {
+                if self.side == Side::Client
+                    && self.timers.get(Timer::HelloResend).is_none()
+                    && !self.hello_due
+                {
+                    let backoff = self.config.handshake_resend_us
+                        << self.hello_sends.saturating_sub(1).min(5);
+                    self.timers
+                        .set(Timer::HelloResend, self.last_eliciting_sent + backoff);
+                }
+                return;
+            }
+            State::Connected => {}
+        }
+        self.timers.set(
+            Timer::Idle,
+            self.last_received + self.config.idle_timeout_us,
+        );
+        self.timers.set(
+            Timer::Keepalive,
+            self.last_eliciting_sent + self.config.keepalive_interval_us,
+        );
+        match self.fec.tx.timer() {
+            Some(t) => self.timers.set(Timer::Repair, t),
+            None => self.timers.stop(Timer::Repair),
+        }
+        match self.paced_until {
+            Some(t) => self.timers.set(Timer::Pacing, t),
+            None => self.timers.stop(Timer::Pacing),
+        }
+        match self.received.ack_deadline(self.config.max_ack_delay_us) {
+            Some(t) => self.timers.set(Timer::Ack, t),
+            None => self.timers.stop(Timer::Ack),
+        }
+        self.refresh_early_resend();
+        // A probe also settles lost packets still awaiting a rebuild verdict
+        // (see rebuild_wait): with nothing else to send, its ACK decides them.
+        if (self.sent.is_empty() && self.fec.awaiting.is_empty())
+            || self.timers.get(Timer::LossDetection).is_some()
+        {
+            self.timers.stop(Timer::Probe);
+        } else {
+            let pto = self.rtt.pto_base(self.config.max_ack_delay_us) << self.pto_count.min(10);
+            self.timers
+                .set(Timer::Probe, self.last_eliciting_sent + pto);
+        }
+        self.hold_timers_at_bound();
+        self.hold_timers_unvalidated();
     }
 }
 

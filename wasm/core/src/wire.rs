@@ -271,16 +271,33 @@ impl ChannelKind {
         })
     }
     pub fn is_reliable(self) -> bool {
-        matches!(self, ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered)
+        matches!(
+            self,
+            ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered
+        )
     }
 }
 
 /// A decoded HELLO, WELCOME or REJECT packet (borrowing the datagram).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Handshake<'a> {
-    Hello { conn_id: u32, version: u16, channels: Vec<ChannelKind>, key: SessionKey, payload: &'a [u8] },
-    Welcome { conn_id: u32, version: u16, nonce: Nonce },
-    Reject { conn_id: u32, version: u16, reason: &'a [u8] },
+    Hello {
+        conn_id: u32,
+        version: u16,
+        channels: Vec<ChannelKind>,
+        key: SessionKey,
+        payload: &'a [u8],
+    },
+    Welcome {
+        conn_id: u32,
+        version: u16,
+        nonce: Nonce,
+    },
+    Reject {
+        conn_id: u32,
+        version: u16,
+        reason: &'a [u8],
+    },
 }
 
 /// The connection ID of any packet, or None if the datagram is too short or
@@ -306,7 +323,10 @@ pub fn decode_handshake(datagram: &[u8]) -> Result<Handshake<'_>, WireError> {
                 return Err(WireError::Invalid("no channels"));
             }
             let kinds = r.bytes(count)?;
-            let channels = kinds.iter().map(|&b| ChannelKind::from_byte(b)).collect::<Result<Vec<_>, _>>()?;
+            let channels = kinds
+                .iter()
+                .map(|&b| ChannelKind::from_byte(b))
+                .collect::<Result<Vec<_>, _>>()?;
             let mut key = [0u8; KEY_LEN];
             key.copy_from_slice(r.bytes(KEY_LEN)?);
             let payload = r.len_prefixed()?;
@@ -314,17 +334,31 @@ pub fn decode_handshake(datagram: &[u8]) -> Result<Handshake<'_>, WireError> {
             if r.bytes(r.remaining())?.iter().any(|&b| b != 0) {
                 return Err(WireError::Invalid("non-zero HELLO padding"));
             }
-            Handshake::Hello { conn_id, version, channels, key, payload }
+            Handshake::Hello {
+                conn_id,
+                version,
+                channels,
+                key,
+                payload,
+            }
         }
         PACKET_WELCOME => {
             r.bytes(TAG_LEN)?;
             let mut nonce = [0u8; NONCE_LEN];
             nonce.copy_from_slice(r.bytes(NONCE_LEN)?);
-            Handshake::Welcome { conn_id, version, nonce }
+            Handshake::Welcome {
+                conn_id,
+                version,
+                nonce,
+            }
         }
         PACKET_REJECT => {
             r.bytes(TAG_LEN)?;
-            Handshake::Reject { conn_id, version, reason: r.len_prefixed()? }
+            Handshake::Reject {
+                conn_id,
+                version,
+                reason: r.len_prefixed()?,
+            }
         }
         other => return Err(WireError::UnknownType(other)),
     };
@@ -338,7 +372,13 @@ pub fn decode_handshake(datagram: &[u8]) -> Result<Handshake<'_>, WireError> {
 }
 
 /// HELLO without padding (see [`pad_hello`]).
-pub fn encode_hello(w: &mut Writer, conn_id: u32, channels: &[ChannelKind], key: &SessionKey, payload: &[u8]) -> bool {
+pub fn encode_hello(
+    w: &mut Writer,
+    conn_id: u32,
+    channels: &[ChannelKind],
+    key: &SessionKey,
+    payload: &[u8],
+) -> bool {
     w.put_u8(PACKET_HELLO)
         && w.put_u32(conn_id)
         && w.put_u16(PROTOCOL_VERSION)
@@ -358,7 +398,11 @@ pub fn pad_hello(w: &mut Writer) {
 /// datagram is complete (it covers the length, and for WELCOME the nonce:
 /// see `auth::welcome_number`).
 pub fn encode_welcome(w: &mut Writer, conn_id: u32, nonce: &Nonce) -> bool {
-    w.put_u8(PACKET_WELCOME) && w.put_u32(conn_id) && w.put_u16(PROTOCOL_VERSION) && w.put_bytes(&[0; TAG_LEN]) && w.put_bytes(nonce)
+    w.put_u8(PACKET_WELCOME)
+        && w.put_u32(conn_id)
+        && w.put_u16(PROTOCOL_VERSION)
+        && w.put_bytes(&[0; TAG_LEN])
+        && w.put_bytes(nonce)
 }
 
 /// Tag written as zeros, as for WELCOME.
@@ -372,7 +416,10 @@ pub fn encode_reject(w: &mut Writer, conn_id: u32, reason: &[u8]) -> bool {
 
 /// Tag written as zeros, as for WELCOME.
 pub fn encode_data_header(w: &mut Writer, conn_id: u32, pn: u64) -> bool {
-    w.put_u8(PACKET_DATA) && w.put_u32(conn_id) && w.put_u16(pn as u16) && w.put_bytes(&[0; TAG_LEN])
+    w.put_u8(PACKET_DATA)
+        && w.put_u32(conn_id)
+        && w.put_u16(pn as u16)
+        && w.put_bytes(&[0; TAG_LEN])
 }
 
 /// The longest prefix of `reason`, cut at a char boundary, whose REJECT
@@ -385,7 +432,11 @@ pub fn fit_reject_reason(reason: &str, max_len: usize) -> Option<&str> {
     }
     // `get`, not indexing: `cut` is a char boundary, and this keeps str's
     // slice-panic formatting out of the wasm.
-    if room >= 1 { reason.get(..cut) } else { None }
+    if room >= 1 {
+        reason.get(..cut)
+    } else {
+        None
+    }
 }
 
 /// One decoded frame of a DATA packet. Byte fields borrow the datagram.
@@ -393,19 +444,46 @@ pub fn fit_reject_reason(reason: &str, max_len: usize) -> Option<&str> {
 pub enum Frame<'a> {
     /// `largest` is truncated to 16 bits; `ranges` is the raw (gap, len)
     /// list after the first range, decoded lazily by [`AckRanges`].
-    Ack { largest: u16, delay_us: u64, first_range: u64, ranges: &'a [u8], range_count: usize },
+    Ack {
+        largest: u16,
+        delay_us: u64,
+        first_range: u64,
+        ranges: &'a [u8],
+        range_count: usize,
+    },
     Ping,
-    Close { code: u64, reason: &'a [u8] },
+    Close {
+        code: u64,
+        reason: &'a [u8],
+    },
     /// `count` messages with consecutive sequence numbers from `first_seq`;
     /// `body` holds `count` length-prefixed messages.
-    Messages { channel: u8, first_seq: u16, count: usize, body: &'a [u8] },
-    Fragment { channel: u8, seq: u16, index: u32, count: u32, data: &'a [u8] },
+    Messages {
+        channel: u8,
+        first_seq: u16,
+        count: usize,
+        body: &'a [u8],
+    },
+    Fragment {
+        channel: u8,
+        seq: u16,
+        index: u32,
+        count: u32,
+        data: &'a [u8],
+    },
     /// XOR parity over DATA packets `first_pn .. first_pn + count` (low 16
     /// bits of the first; see `fec::parity` for the layout).
-    Repair { first_pn: u16, count: u8, parity: &'a [u8] },
+    Repair {
+        first_pn: u16,
+        count: u8,
+        parity: &'a [u8],
+    },
     /// The sender's measured loss on the packets it receives, and P(lost |
     /// previous lost), both in units of 1/65535.
-    LossReport { loss: u16, burst: u16 },
+    LossReport {
+        loss: u16,
+        burst: u16,
+    },
     /// Server → client after the client's address changed: echo this.
     PathChallenge([u8; PATH_DATA_LEN]),
     /// Client → server: the data of a PATH_CHALLENGE it received.
@@ -436,7 +514,13 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
             }
             let end = r.pos();
             let all = r.buf;
-            Frame::Ack { largest, delay_us, first_range, ranges: &all[start..end], range_count }
+            Frame::Ack {
+                largest,
+                delay_us,
+                first_range,
+                ranges: &all[start..end],
+                range_count,
+            }
         }
         FRAME_PING => Frame::Ping,
         FRAME_CLOSE => {
@@ -456,7 +540,12 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
                 r.len_prefixed()?;
             }
             let all = r.buf;
-            Frame::Messages { channel, first_seq, count, body: &all[start..r.pos()] }
+            Frame::Messages {
+                channel,
+                first_seq,
+                count,
+                body: &all[start..r.pos()],
+            }
         }
         FRAME_FRAGMENT => {
             let channel = r.u8()?;
@@ -468,9 +557,17 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
             }
             let data = r.len_prefixed()?;
             if index + 1 < count && data.len() < MIN_FRAGMENT_BYTES {
-                return Err(WireError::Invalid("fragment shorter than 64 bytes before the last"));
+                return Err(WireError::Invalid(
+                    "fragment shorter than 64 bytes before the last",
+                ));
             }
-            Frame::Fragment { channel, seq, index, count, data }
+            Frame::Fragment {
+                channel,
+                seq,
+                index,
+                count,
+                data,
+            }
         }
         FRAME_REPAIR => {
             let first_pn = r.u16()?;
@@ -482,13 +579,24 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
             if parity.len() < crate::fec::IMAGE_HEADER {
                 return Err(WireError::Invalid("repair parity shorter than 6 bytes"));
             }
-            Frame::Repair { first_pn, count, parity }
+            Frame::Repair {
+                first_pn,
+                count,
+                parity,
+            }
         }
-        FRAME_LOSS_REPORT => Frame::LossReport { loss: r.u16()?, burst: r.u16()? },
+        FRAME_LOSS_REPORT => Frame::LossReport {
+            loss: r.u16()?,
+            burst: r.u16()?,
+        },
         FRAME_PATH_CHALLENGE | FRAME_PATH_RESPONSE => {
             let mut data = [0u8; PATH_DATA_LEN];
             data.copy_from_slice(r.bytes(PATH_DATA_LEN)?);
-            if ty == FRAME_PATH_CHALLENGE { Frame::PathChallenge(data) } else { Frame::PathResponse(data) }
+            if ty == FRAME_PATH_CHALLENGE {
+                Frame::PathChallenge(data)
+            } else {
+                Frame::PathResponse(data)
+            }
         }
         other => return Err(WireError::UnknownType(other)),
     })
@@ -503,7 +611,10 @@ pub fn encode_repair(w: &mut Writer, first_pn: u64, count: u8, parity: &[u8]) ->
     if repair_frame_len(parity.len()) > w.remaining() {
         return false;
     }
-    w.put_u8(FRAME_REPAIR) && w.put_u16(first_pn as u16) && w.put_u8(count) && w.put_len_prefixed(parity)
+    w.put_u8(FRAME_REPAIR)
+        && w.put_u16(first_pn as u16)
+        && w.put_u8(count)
+        && w.put_len_prefixed(parity)
 }
 
 /// PATH_CHALLENGE or PATH_RESPONSE (`ty`), whole or not at all.
@@ -529,7 +640,9 @@ pub struct MessageIter<'a> {
 
 impl<'a> MessageIter<'a> {
     pub fn new(body: &'a [u8]) -> Self {
-        MessageIter { r: Reader::new(body) }
+        MessageIter {
+            r: Reader::new(body),
+        }
     }
 }
 
@@ -547,7 +660,9 @@ pub struct AckRanges<'a> {
 
 impl<'a> AckRanges<'a> {
     pub fn new(raw: &'a [u8]) -> Self {
-        AckRanges { r: Reader::new(raw) }
+        AckRanges {
+            r: Reader::new(raw),
+        }
     }
 }
 
@@ -567,10 +682,22 @@ pub fn messages_header_len(count: usize) -> usize {
 
 /// Bytes a FRAGMENT frame takes for this index/count/data length.
 pub fn fragment_frame_len(index: u32, count: u32, data_len: usize) -> usize {
-    1 + 1 + 2 + varint_len(index as u64) + varint_len(count as u64) + varint_len(data_len as u64) + data_len
+    1 + 1
+        + 2
+        + varint_len(index as u64)
+        + varint_len(count as u64)
+        + varint_len(data_len as u64)
+        + data_len
 }
 
-pub fn encode_fragment(w: &mut Writer, channel: u8, seq: u64, index: u32, count: u32, data: &[u8]) -> bool {
+pub fn encode_fragment(
+    w: &mut Writer,
+    channel: u8,
+    seq: u64,
+    index: u32,
+    count: u32,
+    data: &[u8],
+) -> bool {
     if fragment_frame_len(index, count, data.len()) > w.remaining() {
         return false;
     }
@@ -628,7 +755,13 @@ mod tests {
     fn hello_round_trips() {
         let mut buf = [0u8; 64];
         let mut w = Writer::new(&mut buf);
-        assert!(encode_hello(&mut w, 9, &[ChannelKind::ReliableOrdered, ChannelKind::Unreliable], &[5; 16], b"hi"));
+        assert!(encode_hello(
+            &mut w,
+            9,
+            &[ChannelKind::ReliableOrdered, ChannelKind::Unreliable],
+            &[5; 16],
+            b"hi"
+        ));
         let n = w.len();
         let hs = decode_handshake(&buf[..n]).unwrap();
         assert_eq!(
@@ -652,7 +785,10 @@ mod tests {
         assert_eq!(fit_reject_reason("server full", 100), Some("server full"));
         let long = "x".repeat(300);
         let cut = fit_reject_reason(&long, 200).unwrap();
-        assert_eq!(HANDSHAKE_REPLY_HEADER_LEN + varint_len(cut.len() as u64) + cut.len(), 200);
+        assert_eq!(
+            HANDSHAKE_REPLY_HEADER_LEN + varint_len(cut.len() as u64) + cut.len(),
+            200
+        );
     }
 
     #[test]

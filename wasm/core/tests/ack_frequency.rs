@@ -3,9 +3,9 @@
 //! a snapshot, where the default (an ACK at once after 2 packets) costs a
 //! datagram of its own per 2 inputs.
 
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::NetworkProfile;
 use ricochet_core::{ChannelConfig, Config, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::NetworkProfile;
 
 const INPUT_PERIOD_US: u64 = 16_667;
 const SECONDS: u64 = 4;
@@ -17,7 +17,11 @@ fn channels() -> Vec<ChannelConfig> {
 /// Datagrams the server sent over `SECONDS` of 60 Hz inputs and 30 Hz
 /// snapshots, and the client's smoothed RTT at the end, µs.
 fn game_traffic(server_ack_delay_us: u64, threshold: u32) -> (u64, u64) {
-    let client = Config { channels: channels(), max_ack_delay_us: server_ack_delay_us, ..Config::default() };
+    let client = Config {
+        channels: channels(),
+        max_ack_delay_us: server_ack_delay_us,
+        ..Config::default()
+    };
     let mut server = ServerConfig::default();
     server.connection.channels = channels();
     server.connection.max_ack_delay_us = server_ack_delay_us;
@@ -42,15 +46,24 @@ fn game_traffic(server_ack_delay_us: u64, threshold: u32) -> (u64, u64) {
 fn by_default_acks_of_60_hz_inputs_double_the_datagrams_of_30_hz_snapshots() {
     let (sent, _) = game_traffic(20_000, 2);
     let snapshots = 30 * SECONDS;
-    assert!(sent >= snapshots * 19 / 10, "{sent} datagrams for {snapshots} snapshots");
+    assert!(
+        sent >= snapshots * 19 / 10,
+        "{sent} datagrams for {snapshots} snapshots"
+    );
 }
 
 #[test]
 fn acks_ride_on_snapshots_when_threshold_and_delay_cover_the_snapshot_period() {
     let (sent, rtt) = game_traffic(40_000, 4);
     let snapshots = 30 * SECONDS;
-    assert!(sent <= snapshots + snapshots / 10, "{sent} datagrams for {snapshots} snapshots");
+    assert!(
+        sent <= snapshots + snapshots / 10,
+        "{sent} datagrams for {snapshots} snapshots"
+    );
     // The client subtracts the reported delay: its RTT stays the link's.
     let (_, rtt_default) = game_traffic(20_000, 2);
-    assert!(rtt <= rtt_default + 2_000, "rtt {rtt} µs against {rtt_default} µs with immediate ACKs");
+    assert!(
+        rtt <= rtt_default + 2_000,
+        "rtt {rtt} µs against {rtt_default} µs with immediate ACKs"
+    );
 }

@@ -7,15 +7,23 @@ mod common;
 
 use common::payload;
 use ricochet_core::auth::SessionKey;
-use ricochet_core::pair::{AcceptPolicy, Pair, TEST_SERVER_SECRET};
-use ricochet_core::sim::{LinkConfig, NetworkProfile};
 use ricochet_core::wire::{self, ChannelKind, Writer};
-use ricochet_core::{CloseReason, Config, Connection, DropReason, Event, Server, ServerConfig, AMPLIFICATION_FACTOR};
+use ricochet_core::{
+    CloseReason, Config, Connection, DropReason, Event, Server, ServerConfig, AMPLIFICATION_FACTOR,
+};
+use ricochet_sim::pair::{AcceptPolicy, Pair, TEST_SERVER_SECRET};
+use ricochet_sim::{LinkConfig, NetworkProfile};
 
 fn hello(id: u32, key: &SessionKey) -> Vec<u8> {
     let mut buf = vec![0u8; 1500];
     let mut w = Writer::new(&mut buf);
-    assert!(wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], key, b""));
+    assert!(wire::encode_hello(
+        &mut w,
+        id,
+        &[ChannelKind::ReliableOrdered],
+        key,
+        b""
+    ));
     wire::pad_hello(&mut w);
     let n = w.len();
     buf.truncate(n);
@@ -45,8 +53,15 @@ fn drain_until(server: &mut Server, mut now: u64, until: u64, sent: &mut u64) ->
 
 /// 20 ms each way, no jitter or loss: arrival times are exact.
 fn slow_path() -> NetworkProfile {
-    let link = LinkConfig { latency_us: 20_000, ..LinkConfig::default() };
-    NetworkProfile { name: "slow", client_to_server: link, server_to_client: link }
+    let link = LinkConfig {
+        latency_us: 20_000,
+        ..LinkConfig::default()
+    };
+    NetworkProfile {
+        name: "slow",
+        client_to_server: link,
+        server_to_client: link,
+    }
 }
 
 #[test]
@@ -58,13 +73,27 @@ fn a_spoofed_hello_draws_at_most_three_times_its_size_until_the_idle_timeout() {
     // The application greets the new connection at once, with more than
     // the initial window would have let through.
     for i in 0..40 {
-        server.send(0, 0xbad, 0, payload(i, if i % 2 == 0 { 60 } else { 1_000 })).unwrap();
+        server
+            .send(0, 0xbad, 0, payload(i, if i % 2 == 0 { 60 } else { 1_000 }))
+            .unwrap();
     }
     let mut sent = 0;
     let events = drain_until(&mut server, 0, 60_000_000, &mut sent);
-    assert!(sent > 2 * h.len() as u64, "the WELCOME and some data go: {sent}");
-    assert!(sent <= AMPLIFICATION_FACTOR * h.len() as u64, "{} bytes of HELLO drew {sent}", h.len());
-    assert!(events.iter().any(|(_, e)| matches!(e, Event::Closed(CloseReason::IdleTimeout))), "{events:?}");
+    assert!(
+        sent > 2 * h.len() as u64,
+        "the WELCOME and some data go: {sent}"
+    );
+    assert!(
+        sent <= AMPLIFICATION_FACTOR * h.len() as u64,
+        "{} bytes of HELLO drew {sent}",
+        h.len()
+    );
+    assert!(
+        events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::Closed(CloseReason::IdleTimeout))),
+        "{events:?}"
+    );
     assert_eq!(server.connection_count(), 0);
 }
 
@@ -81,18 +110,29 @@ fn each_repeated_hello_widens_the_budget_by_three_times_its_size() {
     let mut sent = 0;
     // (Long enough for the pacer, too short for the idle timeout.)
     drain_until(&mut server, 0, 100_000, &mut sent);
-    assert!(sent <= 6 * h.len() as u64 && sent > 3 * h.len() as u64, "pending HELLOs count too: {sent}");
+    assert!(
+        sent <= 6 * h.len() as u64 && sent > 3 * h.len() as u64,
+        "pending HELLOs count too: {sent}"
+    );
     server.handle_datagram(200_000, &h).unwrap();
     let before = sent;
     drain_until(&mut server, 200_000, 300_000, &mut sent);
-    assert!(sent - before <= 3 * h.len() as u64 && sent > before, "{}", sent - before);
+    assert!(
+        sent - before <= 3 * h.len() as u64 && sent > before,
+        "{}",
+        sent - before
+    );
 }
 
 #[test]
-fn the_clients_first_packet_validates_it_and_data_sent_on_accept_follows_within_one_rtt_of_the_welcome() {
+fn the_clients_first_packet_validates_it_and_data_sent_on_accept_follows_within_one_rtt_of_the_welcome(
+) {
     let mut p = Pair::new(Config::default(), ServerConfig::default(), slow_path(), 5);
     p.accept = AcceptPolicy::Manual;
-    assert!(p.run_while_not(1_000_000, |p| p.server_events.iter().any(|(_, e)| matches!(e, Event::ConnectRequest { .. }))));
+    assert!(p.run_while_not(1_000_000, |p| p
+        .server_events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::ConnectRequest { .. }))));
     let id = p.client.id();
     assert!(p.server.accept(p.now, id));
     // A greeting within the first flight's budget, and a bulk one beyond it.
@@ -106,9 +146,17 @@ fn the_clients_first_packet_validates_it_and_data_sent_on_accept_follows_within_
     assert!(p.run_while_not(1_000_000, |p| !p.client_messages(0).is_empty()));
     assert_eq!(p.now, welcome_at, "the greeting rides with the WELCOME");
     assert!(p.run_while_not(1_000_000, |p| p.server_conn().unwrap().is_validated()));
-    assert_eq!(p.now, welcome_at + 20_000, "validated half an RTT after the WELCOME, by the client's PING");
+    assert_eq!(
+        p.now,
+        welcome_at + 20_000,
+        "validated half an RTT after the WELCOME, by the client's PING"
+    );
     assert!(p.run_while_not(1_000_000, |p| p.client_messages(0).len() == 2));
-    assert!(p.now <= welcome_at + 40_000 + 1_000, "the rest one RTT after the WELCOME, at {}", p.now);
+    assert!(
+        p.now <= welcome_at + 40_000 + 1_000,
+        "the rest one RTT after the WELCOME, at {}",
+        p.now
+    );
     assert_eq!(p.server_conn().unwrap().amplification_budget(), None);
 }
 
@@ -117,11 +165,16 @@ fn a_hello_with_another_key_for_a_retired_id_is_refused_and_draws_nothing() {
     let mut p = Pair::over(NetworkProfile::lan(), 8);
     assert!(p.connect());
     let id = p.client.id();
-    let key: SessionKey = ricochet_core::pair::insecure_seeded_entropy(8)[4..].try_into().unwrap();
+    let key: SessionKey = ricochet_sim::pair::insecure_seeded_entropy(8)[4..]
+        .try_into()
+        .unwrap();
     p.client.close(p.now, 0, "bye");
     assert!(p.run_while_not(5_000_000, |p| p.server.connection_count() == 0));
     let mut buf = vec![0u8; 1500];
-    assert_eq!(p.server.handle_datagram(p.now, &hello(id, &[0x77; 16])), Err(DropReason::Unauthenticated));
+    assert_eq!(
+        p.server.handle_datagram(p.now, &hello(id, &[0x77; 16])),
+        Err(DropReason::Unauthenticated)
+    );
     assert_eq!(p.server.poll_transmit(p.now, &mut buf), None);
     // Its own client still hears that the connection is over.
     assert_eq!(p.server.handle_datagram(p.now, &hello(id, &key)), Ok(id));
@@ -133,7 +186,13 @@ fn a_hello_with_another_key_for_a_retired_id_is_refused_and_draws_nothing() {
 #[test]
 fn server_data_that_overtakes_a_lost_welcome_is_dropped_and_the_hello_resent_at_once() {
     let mut server = Server::new(ServerConfig::default(), &TEST_SERVER_SECRET).unwrap();
-    let mut client = Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(3), b"").unwrap();
+    let mut client = Connection::client(
+        Config::default(),
+        0,
+        &ricochet_sim::pair::insecure_seeded_entropy(3),
+        b"",
+    )
+    .unwrap();
     let mut buf = vec![0u8; 1500];
     let n = client.poll_transmit(0, &mut buf).unwrap();
     let id = server.handle_datagram(0, &buf[..n]).unwrap();
@@ -145,7 +204,10 @@ fn server_data_that_overtakes_a_lost_welcome_is_dropped_and_the_hello_resent_at_
     let data = buf[n..n + n2].to_vec();
     assert_eq!(data[0], wire::PACKET_DATA);
     // Without the nonce the client cannot answer: it asks again.
-    assert_eq!(client.handle_datagram(1_000, &data), Err(DropReason::Unexpected));
+    assert_eq!(
+        client.handle_datagram(1_000, &data),
+        Err(DropReason::Unexpected)
+    );
     let n = client.poll_transmit(1_000, &mut buf).unwrap();
     assert_eq!(buf[0], wire::PACKET_HELLO);
     assert_eq!(server.handle_datagram(1_000, &buf[..n]), Ok(id));

@@ -20,9 +20,20 @@ fn session_key() -> [u8; 16] {
 
 fn render() -> String {
     let key = attest_key(TOKEN_SECRET.as_bytes());
-    let payload = relay_attest(&key, CONNECTION_ID, &session_key(), CLAIMS.as_bytes(), CLIENT_PAYLOAD).unwrap();
-    let attested = verify_attestation(&key, CONNECTION_ID, &session_key(), &payload).expect("the vector verifies");
-    assert_eq!((attested.claims, attested.payload), (CLAIMS.as_bytes(), CLIENT_PAYLOAD));
+    let payload = relay_attest(
+        &key,
+        CONNECTION_ID,
+        &session_key(),
+        CLAIMS.as_bytes(),
+        CLIENT_PAYLOAD,
+    )
+    .unwrap();
+    let attested = verify_attestation(&key, CONNECTION_ID, &session_key(), &payload)
+        .expect("the vector verifies");
+    assert_eq!(
+        (attested.claims, attested.payload),
+        (CLAIMS.as_bytes(), CLIENT_PAYLOAD)
+    );
     format!(
         "{{\n  \"description\": \"WIRE.md Relay attestation: attest_key = HMAC-SHA256(UTF-8 token_secret, 'ricochet relay attestation v1'); handshake_payload = 'RCA1' || bytes(claims) || bytes(client_payload) || HMAC-SHA256(attest_key, 'RCA1' || u32le connection_id || session_key || bytes(claims) || bytes(client_payload))\",\n  \"token_secret\": \"{TOKEN_SECRET}\",\n  \"attest_key\": \"{}\",\n  \"connection_id\": {CONNECTION_ID},\n  \"session_key\": \"{}\",\n  \"claims\": {},\n  \"client_payload\": \"{}\",\n  \"handshake_payload\": \"{}\"\n}}\n",
         hex(&key),
@@ -39,11 +50,17 @@ fn json_str(s: &str) -> String {
 
 #[test]
 fn attestation_vector_matches_committed_file() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/attestation.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/vectors/attestation.json"
+    );
     let fresh = render();
     if std::env::var_os("RICOCHET_BLESS").is_some() {
         std::fs::write(path, &fresh).unwrap();
     }
     let committed = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(committed == fresh, "attestation format changed: review WIRE.md, then rerun with RICOCHET_BLESS=1");
+    assert!(
+        committed == fresh,
+        "attestation format changed: review WIRE.md, then rerun with RICOCHET_BLESS=1"
+    );
 }

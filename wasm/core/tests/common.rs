@@ -1,17 +1,22 @@
 //! Shared helpers for scenario tests: self-checking payloads and profiles.
 #![allow(dead_code)]
 
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
-pub use ricochet_core::payload::payload;
+pub use ricochet_sim::payload::payload;
 
 /// Checks a payload made by `payload` and returns its number.
 pub fn check(data: &[u8]) -> u32 {
-    ricochet_core::payload::verify(data).unwrap_or_else(|| panic!("payload corrupted ({} bytes)", data.len()))
+    ricochet_sim::payload::verify(data)
+        .unwrap_or_else(|| panic!("payload corrupted ({} bytes)", data.len()))
 }
 
 pub fn link(latency_us: u64, loss: LossModel) -> LinkConfig {
-    LinkConfig { latency_us, loss, ..LinkConfig::default() }
+    LinkConfig {
+        latency_us,
+        loss,
+        ..LinkConfig::default()
+    }
 }
 
 /// Symmetric profile with loss, reordering and duplication.
@@ -25,5 +30,9 @@ pub fn hostile(loss: f64, reorder: f64, duplicate: f64) -> NetworkProfile {
         duplicate,
         ..LinkConfig::default()
     };
-    NetworkProfile { name: "hostile", client_to_server: l, server_to_client: l }
+    NetworkProfile {
+        name: "hostile",
+        client_to_server: l,
+        server_to_client: l,
+    }
 }

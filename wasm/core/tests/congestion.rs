@@ -7,25 +7,39 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
 use ricochet_core::{ChannelConfig, Config, CongestionKind, Event, FecConfig, ServerConfig, Timer};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 const MBIT: u64 = 1_000_000 / 8; // bytes per second
 const TICK: u64 = 16_667;
 
 /// A bottleneck of `rate` bytes/s with a `queue_bytes` tail-drop queue,
 /// `one_way_us` each way, iid `loss` each way.
-fn bottleneck(rate: u64, one_way_us: u64, jitter_us: u64, loss: f64, queue_bytes: usize) -> NetworkProfile {
+fn bottleneck(
+    rate: u64,
+    one_way_us: u64,
+    jitter_us: u64,
+    loss: f64,
+    queue_bytes: usize,
+) -> NetworkProfile {
     let l = LinkConfig {
         latency_us: one_way_us,
         jitter_us,
-        loss: if loss > 0.0 { LossModel::iid(loss) } else { LossModel::None },
+        loss: if loss > 0.0 {
+            LossModel::iid(loss)
+        } else {
+            LossModel::None
+        },
         rate_bytes_per_sec: rate,
         queue_bytes,
         ..LinkConfig::default()
     };
-    NetworkProfile { name: "bottleneck", client_to_server: l, server_to_client: l }
+    NetworkProfile {
+        name: "bottleneck",
+        client_to_server: l,
+        server_to_client: l,
+    }
 }
 
 /// 20 Mbit/s, 20 ms RTT, a queue of two bandwidth-delay products (100 kB).
@@ -33,10 +47,23 @@ fn link_20mbit(loss: f64) -> NetworkProfile {
     bottleneck(20 * MBIT, 10_000, 0, loss, 100_000)
 }
 
-fn pair(cc: CongestionKind, channels: Vec<ChannelConfig>, profile: NetworkProfile, seed: u64) -> Pair {
+fn pair(
+    cc: CongestionKind,
+    channels: Vec<ChannelConfig>,
+    profile: NetworkProfile,
+    seed: u64,
+) -> Pair {
     // FEC off: these tests measure the congestion controller alone.
-    let cfg = Config { congestion: cc, fec: FecConfig::off(), ..Config::default() }.with_channels(channels);
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let cfg = Config {
+        congestion: cc,
+        fec: FecConfig::off(),
+        ..Config::default()
+    }
+    .with_channels(channels);
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(cfg, server, profile, seed);
     assert!(p.connect());
     p
@@ -71,7 +98,11 @@ fn bulk(p: &mut Pair, channel: u8, total: usize, rate: u64) -> Bulk {
         while queued < count && p.client.send(p.now, channel, payload(queued, MSG)).is_ok() {
             queued += 1;
         }
-        assert!(p.step_until(limit), "transfer stalled at {delivered}/{count}: {:?}", p.client.stats());
+        assert!(
+            p.step_until(limit),
+            "transfer stalled at {delivered}/{count}: {:?}",
+            p.client.stats()
+        );
         for (_, e) in &p.server_events[seen..] {
             if let Event::Message { channel: c, data } = e {
                 if *c == channel {
@@ -86,12 +117,23 @@ fn bulk(p: &mut Pair, channel: u8, total: usize, rate: u64) -> Bulk {
     let seconds = (p.now - start) as f64 / 1e6;
     let goodput = (count as usize * MSG) as f64 / seconds / rate as f64;
     let (t0, d0) = steady_from.unwrap_or((start, 0));
-    let steady_goodput = ((count - d0) as usize * MSG) as f64 / ((p.now - t0) as f64 / 1e6) / rate as f64;
-    Bulk { goodput, steady_goodput, seconds, rtt_samples }
+    let steady_goodput =
+        ((count - d0) as usize * MSG) as f64 / ((p.now - t0) as f64 / 1e6) / rate as f64;
+    Bulk {
+        goodput,
+        steady_goodput,
+        seconds,
+        rtt_samples,
+    }
 }
 
 fn run_bulk(cc: CongestionKind, loss: f64, seed: u64) -> Bulk {
-    let mut p = pair(cc, vec![ChannelConfig::reliable_ordered()], link_20mbit(loss), seed);
+    let mut p = pair(
+        cc,
+        vec![ChannelConfig::reliable_ordered()],
+        link_20mbit(loss),
+        seed,
+    );
     bulk(&mut p, 0, 8 << 20, 20 * MBIT)
 }
 
@@ -119,20 +161,35 @@ fn bulk_transfer_reaches_80pct_of_link_rate_on_a_clean_link() {
 fn bulk_transfer_reaches_80pct_of_link_rate_at_2pct_loss() {
     let (bbr, reno) = compare_goodput(0.02);
     assert!(bbr >= 0.80, "BBR goodput {:.1} %", bbr * 100.0);
-    assert!(bbr > reno * 1.5, "BBR {:.1} % should far exceed NewReno {:.1} %", bbr * 100.0, reno * 100.0);
+    assert!(
+        bbr > reno * 1.5,
+        "BBR {:.1} % should far exceed NewReno {:.1} %",
+        bbr * 100.0,
+        reno * 100.0
+    );
 }
 
 #[test]
 fn bulk_transfer_reaches_80pct_of_link_rate_at_5pct_loss() {
     let (bbr, reno) = compare_goodput(0.05);
     assert!(bbr >= 0.80, "BBR goodput {:.1} %", bbr * 100.0);
-    assert!(bbr > reno * 1.5, "BBR {:.1} % should far exceed NewReno {:.1} %", bbr * 100.0, reno * 100.0);
+    assert!(
+        bbr > reno * 1.5,
+        "BBR {:.1} % should far exceed NewReno {:.1} %",
+        bbr * 100.0,
+        reno * 100.0
+    );
 }
 
 /// Median and maximum of the sender's smoothed RTT during a clean-link
 /// bulk transfer, and bottleneck queue drops.
 fn queueing(cc: CongestionKind) -> (u64, u64, u64) {
-    let mut p = pair(cc, vec![ChannelConfig::reliable_ordered()], link_20mbit(0.0), 12);
+    let mut p = pair(
+        cc,
+        vec![ChannelConfig::reliable_ordered()],
+        link_20mbit(0.0),
+        12,
+    );
     let mut b = bulk(&mut p, 0, 8 << 20, 20 * MBIT);
     b.rtt_samples.sort_unstable();
     let median = b.rtt_samples[b.rtt_samples.len() / 2];
@@ -153,13 +210,19 @@ fn bulk_transfer_keeps_the_bottleneck_queue_short() {
     );
     // Base RTT 20 ms (+ up to 5 ms ack delay); BBR keeps ≲ one BDP queued.
     assert!(bbr_median <= 30_000, "BBR median RTT {bbr_median} µs");
-    assert!(bbr_median + 10_000 < reno_median, "NewReno fills the queue: {reno_median} µs vs BBR {bbr_median} µs");
+    assert!(
+        bbr_median + 10_000 < reno_median,
+        "NewReno fills the queue: {reno_median} µs vs BBR {bbr_median} µs"
+    );
 }
 
 /// One-way latencies (µs) of 100-byte game messages sent every tick on a
 /// high-priority channel while 4 MiB of bulk runs on a low-priority one.
 fn game_beside_bulk(cc: CongestionKind, loss: f64) -> Vec<u64> {
-    let channels = vec![ChannelConfig::unreliable_sequenced().with_priority(200), ChannelConfig::reliable_ordered().with_priority(10)];
+    let channels = vec![
+        ChannelConfig::unreliable_sequenced().with_priority(200),
+        ChannelConfig::reliable_ordered().with_priority(10),
+    ];
     let mut p = pair(cc, channels, link_20mbit(loss), 13);
     const MSG: usize = 64 << 10;
     let bulk_count = (4 << 20) / MSG as u32;
@@ -195,7 +258,10 @@ fn game_beside_bulk(cc: CongestionKind, loss: f64) -> Vec<u64> {
         seen = p.server_events.len();
         assert!(p.now < start + 120_000_000, "bulk never finished");
     }
-    assert!(latency.len() as f64 >= sent_at.len() as f64 * (1.0 - loss) * 0.9, "most game messages arrive");
+    assert!(
+        latency.len() as f64 >= sent_at.len() as f64 * (1.0 - loss) * 0.9,
+        "most game messages arrive"
+    );
     latency.sort_unstable();
     latency
 }
@@ -224,7 +290,12 @@ fn game_messages_keep_low_latency_beside_a_bulk_transfer() {
 /// measured by two seconds of traffic so pacing runs near 2 Mbit/s (where
 /// the burst allowance is its 10-datagram minimum).
 fn paced_client() -> Pair {
-    let mut p = pair(CongestionKind::Bbr, vec![ChannelConfig::reliable_ordered()], bottleneck(2 * MBIT, 10_000, 0, 0.0, 0), 14);
+    let mut p = pair(
+        CongestionKind::Bbr,
+        vec![ChannelConfig::reliable_ordered()],
+        bottleneck(2 * MBIT, 10_000, 0, 0.0, 0),
+        14,
+    );
     for i in 0..20 {
         p.client.send(p.now, 0, payload(i, 20_000)).unwrap();
         p.run_for(100_000);
@@ -244,16 +315,26 @@ fn pacing_spreads_a_large_burst() {
         at_once += 1;
     }
     // The burst allowance at a low rate is 10 datagrams; 500 kB are queued.
-    assert!((1..=10).contains(&at_once), "{at_once} datagrams left at one instant");
+    assert!(
+        (1..=10).contains(&at_once),
+        "{at_once} datagrams left at one instant"
+    );
     let (timer, at) = p.client.next_timer().unwrap();
-    assert_eq!(timer, Timer::Pacing, "the pacing deadline is the next timer");
+    assert_eq!(
+        timer,
+        Timer::Pacing,
+        "the pacing deadline is the next timer"
+    );
     assert!(at > p.now);
     // At the deadline one more datagram may leave, not the whole queue.
     let mut next = 0;
     while p.client.poll_transmit(at, &mut buf).is_some() {
         next += 1;
     }
-    assert!((1..=2).contains(&next), "{next} datagrams at the pacing deadline");
+    assert!(
+        (1..=2).contains(&next),
+        "{next} datagrams at the pacing deadline"
+    );
 }
 
 #[test]
@@ -280,8 +361,16 @@ fn s2_chain() -> NetworkProfile {
 }
 
 fn s2_bulk(cc: CongestionKind, fec: FecConfig, mib: usize) -> Bulk {
-    let cfg = Config { congestion: cc, fec, ..Config::default() }.with_channels(vec![ChannelConfig::reliable_ordered()]);
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let cfg = Config {
+        congestion: cc,
+        fec,
+        ..Config::default()
+    }
+    .with_channels(vec![ChannelConfig::reliable_ordered()]);
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(cfg, server, s2_chain(), 15);
     assert!(p.connect());
     bulk(&mut p, 0, mib << 20, 200 * MBIT)
@@ -297,7 +386,11 @@ fn s2_lossy_chain_bulk_goodput_reaches_80pct_of_link_rate() {
         bbr.goodput * 200.0,
         bbr.steady_goodput * 200.0
     );
-    assert!(bbr.steady_goodput >= 0.80, "BBR steady goodput {:.1} %", bbr.steady_goodput * 100.0);
+    assert!(
+        bbr.steady_goodput >= 0.80,
+        "BBR steady goodput {:.1} %",
+        bbr.steady_goodput * 100.0
+    );
 }
 
 #[test]

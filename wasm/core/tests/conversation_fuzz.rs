@@ -10,9 +10,9 @@ use std::collections::HashMap;
 
 use common::{check, payload};
 use ricochet_core::auth::{welcome_number, Direction, TagKey};
-use ricochet_core::rng::Rng;
 use ricochet_core::wire::{self, ChannelKind, Writer};
 use ricochet_core::{Config, Connection, Event, Server, ServerConfig, AMPLIFICATION_FACTOR};
+use ricochet_sim::rng::Rng;
 
 struct Hostility {
     drop: f64,
@@ -37,11 +37,21 @@ fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool, Option<u32>) {
     let nonce: [u8; 8] = std::array::from_fn(|_| rng.next_u32() as u8);
     let (ok, to_server, number) = match rng.below(7) {
         0 => {
-            let ok = wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], &key, b"impostor");
+            let ok = wire::encode_hello(
+                &mut w,
+                id,
+                &[ChannelKind::ReliableOrdered],
+                &key,
+                b"impostor",
+            );
             wire::pad_hello(&mut w);
             (ok, true, None)
         }
-        1 => (wire::encode_data_header(&mut w, id, pn) && wire::encode_close(&mut w, 7, b"hijacked"), rng.chance(0.5), Some(pn)),
+        1 => (
+            wire::encode_data_header(&mut w, id, pn) && wire::encode_close(&mut w, 7, b"hijacked"),
+            rng.chance(0.5),
+            Some(pn),
+        ),
         2 => {
             let m = payload(u32::MAX - 1, 40);
             let ok = wire::encode_data_header(&mut w, id, pn)
@@ -52,11 +62,25 @@ fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool, Option<u32>) {
                 && w.put_len_prefixed(&m);
             (ok, rng.chance(0.5), Some(pn))
         }
-        3 => (wire::encode_data_header(&mut w, id, pn) && w.put_u8(wire::FRAME_PING), rng.chance(0.5), Some(pn)),
-        4 => (wire::encode_welcome(&mut w, id, &nonce), false, Some(welcome_number(&nonce))),
+        3 => (
+            wire::encode_data_header(&mut w, id, pn) && w.put_u8(wire::FRAME_PING),
+            rng.chance(0.5),
+            Some(pn),
+        ),
+        4 => (
+            wire::encode_welcome(&mut w, id, &nonce),
+            false,
+            Some(welcome_number(&nonce)),
+        ),
         6 => {
             let fresh = (rng.next_u32() | 1).wrapping_add(id);
-            let ok = wire::encode_hello(&mut w, fresh, &[ChannelKind::ReliableOrdered], &key, b"spoofed");
+            let ok = wire::encode_hello(
+                &mut w,
+                fresh,
+                &[ChannelKind::ReliableOrdered],
+                &key,
+                b"spoofed",
+            );
             wire::pad_hello(&mut w);
             assert!(ok);
             let n = w.len();
@@ -70,7 +94,11 @@ fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool, Option<u32>) {
     buf.truncate(n);
     // Tagged under its own key half the time; the zero tag otherwise.
     if let (Some(number), true) = (number, rng.chance(0.5)) {
-        let dir = if to_server { Direction::ClientToServer } else { Direction::ServerToClient };
+        let dir = if to_server {
+            Direction::ClientToServer
+        } else {
+            Direction::ServerToClient
+        };
         TagKey::derive(&key, dir).seal(&mut buf, number);
     }
     (buf, to_server, None)
@@ -83,9 +111,27 @@ fn impostor(rng: &mut Rng, id: u32) -> (Vec<u8>, bool, Option<u32>) {
 fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
     let mut closed = 0;
     let mut rng = Rng::new(seed);
-    let cfg = Config { max_message_size: 64 << 10, send_buffer_bytes: 1 << 20, recv_buffer_bytes: 256 << 10, ..Config::default() };
-    let mut client = Connection::client(cfg.clone(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"fuzz").unwrap();
-    let mut server = Server::new(ServerConfig { connection: cfg.clone(), ..ServerConfig::default() }, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
+    let cfg = Config {
+        max_message_size: 64 << 10,
+        send_buffer_bytes: 1 << 20,
+        recv_buffer_bytes: 256 << 10,
+        ..Config::default()
+    };
+    let mut client = Connection::client(
+        cfg.clone(),
+        0,
+        &ricochet_sim::pair::insecure_seeded_entropy(seed),
+        b"fuzz",
+    )
+    .unwrap();
+    let mut server = Server::new(
+        ServerConfig {
+            connection: cfg.clone(),
+            ..ServerConfig::default()
+        },
+        &ricochet_sim::pair::TEST_SERVER_SECRET,
+    )
+    .unwrap();
     let mut in_flight: Vec<(u64, bool, Vec<u8>)> = Vec::new(); // (arrival, to_server, bytes)
     let mut buf = vec![0u8; 1500];
     let mut delivered = Vec::new();
@@ -98,7 +144,11 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         // Application actions.
         if client.is_connected() && rng.chance(0.6) {
             let ch = rng.below(4) as u8;
-            let len = if rng.chance(0.05) { 8 + rng.below(20_000) as usize } else { 8 + rng.below(300) as usize };
+            let len = if rng.chance(0.05) {
+                8 + rng.below(20_000) as usize
+            } else {
+                8 + rng.below(300) as usize
+            };
             let n = if ch == 0 { sent_ordered } else { u32::MAX };
             if client.send(now, ch, payload(n, len)).is_ok() && ch == 0 {
                 sent_ordered += 1;
@@ -115,7 +165,12 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         }
         for id in server.connection_ids().collect::<Vec<_>>() {
             if rng.chance(0.3) {
-                let _ = server.send(now, id, rng.below(4) as u8, payload(0, 8 + rng.below(2_000) as usize));
+                let _ = server.send(
+                    now,
+                    id,
+                    rng.below(4) as u8,
+                    payload(0, 8 + rng.below(2_000) as usize),
+                );
             }
         }
         // Outputs through the hostile link.
@@ -127,7 +182,10 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
             if let Some((got, sent)) = spoofed.get_mut(&id) {
                 // Toward the victim: nobody answers, so never validated.
                 *sent += n as u64;
-                assert!(*sent <= AMPLIFICATION_FACTOR * *got, "seed {seed}: {sent} bytes drawn by {got} spoofed");
+                assert!(
+                    *sent <= AMPLIFICATION_FACTOR * *got,
+                    "seed {seed}: {sent} bytes drawn by {got} spoofed"
+                );
                 continue;
             }
             outs.push((false, buf[..n].to_vec()));
@@ -167,9 +225,15 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
                     spoofed.entry(fresh).or_default().0 += d.len() as u64;
                 }
             } else if to_server {
-                assert!(server.handle_datagram(now, &d).is_err(), "the server took an impostor's datagram: {d:02x?}");
+                assert!(
+                    server.handle_datagram(now, &d).is_err(),
+                    "the server took an impostor's datagram: {d:02x?}"
+                );
             } else {
-                assert!(client.handle_datagram(now, &d).is_err(), "the client took an impostor's datagram: {d:02x?}");
+                assert!(
+                    client.handle_datagram(now, &d).is_err(),
+                    "the client took an impostor's datagram: {d:02x?}"
+                );
             }
         }
         // Arrivals.
@@ -216,30 +280,61 @@ fn converse(seed: u64, h: &Hostility) -> (Vec<u32>, u32, u64) {
         assert_eq!(closed, 0, "seed {seed}: the session was closed");
         assert!(client.is_connected(), "seed {seed}");
     }
-    let nums = if h.corrupt == 0.0 { delivered.iter().map(|d| check(d)).collect() } else { Vec::new() };
-    let rebuilt = client.stats().fec_recovered + server.connection_ids().map(|id| server.connection(id).map_or(0, |c| c.stats().fec_recovered)).sum::<u64>();
+    let nums = if h.corrupt == 0.0 {
+        delivered.iter().map(|d| check(d)).collect()
+    } else {
+        Vec::new()
+    };
+    let rebuilt = client.stats().fec_recovered
+        + server
+            .connection_ids()
+            .map(|id| server.connection(id).map_or(0, |c| c.stats().fec_recovered))
+            .sum::<u64>();
     (nums, sent_ordered, rebuilt)
 }
 
 #[test]
 fn conversations_over_a_corrupting_link_never_panic_and_stay_bounded() {
-    let h = Hostility { drop: 0.1, duplicate: 0.05, corrupt: 0.05, inject: 0.05, impostor: 0.05 };
+    let h = Hostility {
+        drop: 0.1,
+        duplicate: 0.05,
+        corrupt: 0.05,
+        inject: 0.05,
+        impostor: 0.05,
+    };
     let mut rebuilt = 0;
     for seed in 0..12 {
         rebuilt += converse(seed, &h).2;
     }
-    assert!(rebuilt > 0, "FEC rebuilt nothing: the fuzz does not reach it");
+    assert!(
+        rebuilt > 0,
+        "FEC rebuilt nothing: the fuzz does not reach it"
+    );
 }
 
 #[test]
 fn conversations_over_a_dropping_duplicating_injecting_link_deliver_in_order() {
-    let h = Hostility { drop: 0.15, duplicate: 0.1, corrupt: 0.0, inject: 0.1, impostor: 0.1 };
+    let h = Hostility {
+        drop: 0.15,
+        duplicate: 0.1,
+        corrupt: 0.0,
+        inject: 0.1,
+        impostor: 0.1,
+    };
     for seed in 100..108 {
         let (got, sent, rebuilt) = converse(seed, &h);
         assert!(rebuilt > 0, "seed {seed}: FEC rebuilt nothing");
         assert!(sent > 100, "seed {seed}: only {sent} sent");
         // Everything delivered is intact and in order; the tail may still be in flight.
-        assert_eq!(got, (0..got.len() as u32).collect::<Vec<_>>(), "seed {seed}");
-        assert!(got.len() as u32 + 200 >= sent, "seed {seed}: delivered {} of {sent}", got.len());
+        assert_eq!(
+            got,
+            (0..got.len() as u32).collect::<Vec<_>>(),
+            "seed {seed}"
+        );
+        assert!(
+            got.len() as u32 + 200 >= sent,
+            "seed {seed}: delivered {} of {sent}",
+            got.len()
+        );
     }
 }

@@ -7,20 +7,35 @@ mod common;
 use std::collections::HashMap;
 
 use common::{check, payload};
-use ricochet_core::config::{Config, ServerConfig};
-use ricochet_core::event::{Event, MessageId};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
+use ricochet_core::{Config, ServerConfig};
+use ricochet_core::{Event, MessageId};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 const TICK_US: u64 = 16_667;
 
 fn profile(mtu: usize, loss: f64) -> NetworkProfile {
-    let l = LinkConfig { latency_us: 20_000, jitter_us: 2_000, loss: LossModel::iid(loss), reorder: 0.02, reorder_extra_us: 5_000, mtu, ..LinkConfig::default() };
-    NetworkProfile { name: "mtu", client_to_server: l, server_to_client: LinkConfig { mtu: 0, ..l } }
+    let l = LinkConfig {
+        latency_us: 20_000,
+        jitter_us: 2_000,
+        loss: LossModel::iid(loss),
+        reorder: 0.02,
+        reorder_extra_us: 5_000,
+        mtu,
+        ..LinkConfig::default()
+    };
+    NetworkProfile {
+        name: "mtu",
+        client_to_server: l,
+        server_to_client: LinkConfig { mtu: 0, ..l },
+    }
 }
 
 fn client_config() -> Config {
-    Config { min_datagram_size: 1024, ..Config::default() }
+    Config {
+        min_datagram_size: 1024,
+        ..Config::default()
+    }
 }
 
 /// Sizes around both limits: whole at 1200 but not at 1024, just over a
@@ -52,24 +67,55 @@ fn transfer(p: &mut Pair, ticks: u32, shrink_at: u32) -> u32 {
 
 #[test]
 fn reliable_messages_in_flight_when_datagrams_shrink_to_1024_arrive_in_order_exactly_once() {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1200, 0.02), 3);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1200, 0.02),
+        3,
+    );
     let sent = transfer(&mut p, 60, 20);
-    let done = p.run_while_not(30_000_000, |p| p.server_messages(0).len() >= sent as usize && p.server_messages(1).len() >= sent as usize);
-    assert!(done, "ordered {}/{sent}, unordered {}/{sent}", p.server_messages(0).len(), p.server_messages(1).len());
+    let done = p.run_while_not(30_000_000, |p| {
+        p.server_messages(0).len() >= sent as usize && p.server_messages(1).len() >= sent as usize
+    });
+    assert!(
+        done,
+        "ordered {}/{sent}, unordered {}/{sent}",
+        p.server_messages(0).len(),
+        p.server_messages(1).len()
+    );
     let ordered: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(ordered, (0..sent).collect::<Vec<_>>());
     let mut unordered: Vec<u32> = p.server_messages(1).iter().map(|d| check(d)).collect();
     unordered.sort_unstable();
     assert_eq!(unordered, (0..sent).collect::<Vec<_>>(), "each once");
     p.run_for(1_000_000);
-    assert_eq!(p.server_messages(0).len() + p.server_messages(1).len(), 2 * sent as usize, "no duplicates later");
-    assert!(p.client.stats().recut_messages > 0, "whole messages in flight were cut again");
-    assert_eq!(p.server.connection(p.client.id()).unwrap().receive_buffered_bytes(), 0, "no reassembly left behind");
+    assert_eq!(
+        p.server_messages(0).len() + p.server_messages(1).len(),
+        2 * sent as usize,
+        "no duplicates later"
+    );
+    assert!(
+        p.client.stats().recut_messages > 0,
+        "whole messages in flight were cut again"
+    );
+    assert_eq!(
+        p.server
+            .connection(p.client.id())
+            .unwrap()
+            .receive_buffered_bytes(),
+        0,
+        "no reassembly left behind"
+    );
 }
 
 #[test]
 fn nothing_sent_after_the_shrink_exceeds_the_new_size() {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1200, 0.02), 5);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1200, 0.02),
+        5,
+    );
     let sent = transfer(&mut p, 40, 10);
     p.run_while_not(30_000_000, |p| p.server_messages(0).len() >= sent as usize);
     // The link drops anything above 1024 from the shrink on, like Firefox.
@@ -80,7 +126,12 @@ fn nothing_sent_after_the_shrink_exceeds_the_new_size() {
 #[test]
 fn without_the_size_change_the_oversized_datagrams_are_lost_and_the_channel_stalls() {
     // The bug the size change fixes: the transport drops every 1200-byte datagram.
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1024, 0.0), 7);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1024, 0.0),
+        7,
+    );
     assert!(p.connect());
     for i in 0..10 {
         p.client.send(p.now, 0, payload(i, 1100)).unwrap();
@@ -94,7 +145,12 @@ fn without_the_size_change_the_oversized_datagrams_are_lost_and_the_channel_stal
 
 #[test]
 fn unreliable_messages_queued_before_the_shrink_go_in_fragments_that_fit() {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1024, 0.0), 9);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1024, 0.0),
+        9,
+    );
     assert!(p.connect());
     // Queued while the size is still 1200, sent after the change: fragmented
     // at 1024 like any unreliable message too large for one datagram.
@@ -111,19 +167,32 @@ fn unreliable_messages_queued_before_the_shrink_go_in_fragments_that_fit() {
 
 #[test]
 fn unreliable_message_sent_whole_before_the_shrink_gets_a_verdict_and_is_not_resent() {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1200, 0.0), 13);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1200, 0.0),
+        13,
+    );
     assert!(p.connect());
     let id = p.client.send(p.now, 3, payload(0, 1100)).unwrap();
     p.drive(); // sent whole at 1200, in flight
     p.client.set_max_datagram_size(p.now, 1024).unwrap();
     p.run_for(1_000_000);
-    assert!(p.client_events.iter().any(|e| matches!(e, Event::Acked(i) | Event::Lost(i) if *i == id)));
+    assert!(p
+        .client_events
+        .iter()
+        .any(|e| matches!(e, Event::Acked(i) | Event::Lost(i) if *i == id)));
     assert_eq!(p.server_messages(3).len(), 1);
 }
 
 #[test]
 fn a_size_below_min_datagram_size_is_refused_and_changes_nothing() {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1200, 0.0), 17);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1200, 0.0),
+        17,
+    );
     assert!(p.connect());
     assert!(p.client.set_max_datagram_size(p.now, 1000).is_err());
     assert_eq!(p.client.config().max_datagram_size, 1200);
@@ -136,7 +205,15 @@ fn a_size_below_min_datagram_size_is_refused_and_changes_nothing() {
 
 #[test]
 fn growing_back_to_1200_sends_larger_messages_whole_again() {
-    let mut p = Pair::new(Config { max_datagram_size: 1024, ..client_config() }, ServerConfig::default(), profile(0, 0.0), 19);
+    let mut p = Pair::new(
+        Config {
+            max_datagram_size: 1024,
+            ..client_config()
+        },
+        ServerConfig::default(),
+        profile(0, 0.0),
+        19,
+    );
     assert!(p.connect());
     p.client.set_max_datagram_size(p.now, 1200).unwrap();
     let before = p.client.stats().packets_out;
@@ -146,7 +223,11 @@ fn growing_back_to_1200_sends_larger_messages_whole_again() {
     p.run_for(1_000_000);
     assert_eq!(p.server_messages(0).len(), 10);
     // Whole: one datagram each (plus a few ACK-only ones at most).
-    assert!(p.client.stats().packets_out - before < 16, "{} packets", p.client.stats().packets_out - before);
+    assert!(
+        p.client.stats().packets_out - before < 16,
+        "{} packets",
+        p.client.stats().packets_out - before
+    );
 }
 
 /// The cost of cutting fragments for 1024 while sending 1200-byte datagrams:
@@ -166,12 +247,21 @@ fn fragments_cut_for_1024_cost_about_one_percent_on_bulk_transfers() {
     let full = wire(Config::default()) as f64;
     let floor = wire(client_config()) as f64;
     let cost = floor / full - 1.0;
-    assert!(cost > 0.0 && cost < 0.015, "extra wire bytes {:.2} %", cost * 100.0);
+    assert!(
+        cost > 0.0 && cost < 0.015,
+        "extra wire bytes {:.2} %",
+        cost * 100.0
+    );
 }
 
 /// A connected pair over a perfect link, for tests that carry datagrams by hand.
 fn connected_by_hand() -> Pair {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), NetworkProfile::perfect(), 1);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        NetworkProfile::perfect(),
+        1,
+    );
     assert!(p.connect());
     p.run_for(200_000);
     p
@@ -180,7 +270,9 @@ fn connected_by_hand() -> Pair {
 /// The client's next datagram, taken off the link (the test carries it, or not).
 fn client_datagram(p: &mut Pair) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; 2000];
-    p.client.poll_transmit(p.now, &mut buf).map(|n| buf[..n].to_vec())
+    p.client
+        .poll_transmit(p.now, &mut buf)
+        .map(|n| buf[..n].to_vec())
 }
 
 /// Hand `datagram` to the server, and the server's ACK back to the client
@@ -215,7 +307,10 @@ fn a_message_cut_again_and_grown_back_is_acked_only_once_the_peer_has_all_of_it(
     // Back on 1200-byte datagrams before anything else goes.
     p.client.set_max_datagram_size(p.now, 1200).unwrap();
     let events = deliver_and_ack(&mut p, &first);
-    assert!(!events.contains(&Event::Acked(id)), "acked, but the peer has one fragment of two");
+    assert!(
+        !events.contains(&Event::Acked(id)),
+        "acked, but the peer has one fragment of two"
+    );
     p.client_events.extend(events);
     for i in 1..5 {
         p.client.send(p.now, 0, payload(i, 200)).unwrap();
@@ -223,7 +318,13 @@ fn a_message_cut_again_and_grown_back_is_acked_only_once_the_peer_has_all_of_it(
     p.run_for(5_000_000);
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, vec![0, 1, 2, 3, 4]);
-    assert_eq!(p.client_events.iter().filter(|e| **e == Event::Acked(id)).count(), 1);
+    assert_eq!(
+        p.client_events
+            .iter()
+            .filter(|e| **e == Event::Acked(id))
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -263,7 +364,12 @@ fn whole_messages_lost_with_the_old_transport_go_again_once_as_fragments() {
 /// and 1 (unordered) while the datagram size flips between 1200 and 1024
 /// every `period` ticks, under loss. Returns what went wrong, if anything.
 fn flipping(seed: u64, period: u32, loss: f64, per_tick: u32) -> Result<(), String> {
-    let mut p = Pair::new(client_config(), ServerConfig::default(), profile(1200, 0.0), seed);
+    let mut p = Pair::new(
+        client_config(),
+        ServerConfig::default(),
+        profile(1200, 0.0),
+        seed,
+    );
     assert!(p.connect());
     const FLIP_SIZES: [usize; 8] = [1100, 1137, 962, 961, 3000, 400, 1025, 1200];
     let mut ids: HashMap<MessageId, (u8, u32)> = HashMap::new();
@@ -286,14 +392,23 @@ fn flipping(seed: u64, period: u32, loss: f64, per_tick: u32) -> Result<(), Stri
     }
     p.run_while_not(60_000_000, |p| p.client.stats().send_buffer_bytes == 0);
     p.run_for(1_000_000);
-    let mut got: [Vec<u32>; 2] = [0, 1].map(|ch| p.server_messages(ch).iter().map(|d| check(d)).collect());
+    let mut got: [Vec<u32>; 2] =
+        [0, 1].map(|ch| p.server_messages(ch).iter().map(|d| check(d)).collect());
     let mut errs = Vec::new();
     if got[0] != (0..sent[0]).collect::<Vec<_>>() {
-        errs.push(format!("ordered: {} of {} delivered", got[0].len(), sent[0]));
+        errs.push(format!(
+            "ordered: {} of {} delivered",
+            got[0].len(),
+            sent[0]
+        ));
     }
     got[1].sort_unstable();
     if got[1] != (0..sent[1]).collect::<Vec<_>>() {
-        errs.push(format!("unordered: {} of {} delivered", got[1].len(), sent[1]));
+        errs.push(format!(
+            "unordered: {} of {} delivered",
+            got[1].len(),
+            sent[1]
+        ));
     }
     let mut acked: HashMap<MessageId, u32> = HashMap::new();
     for e in &p.client_events {
@@ -303,12 +418,21 @@ fn flipping(seed: u64, period: u32, loss: f64, per_tick: u32) -> Result<(), Stri
             _ => {}
         }
     }
-    let acked_undelivered = ids.iter().filter(|(id, (ch, n))| acked.contains_key(id) && !got[*ch as usize].contains(n)).count();
+    let acked_undelivered = ids
+        .iter()
+        .filter(|(id, (ch, n))| acked.contains_key(id) && !got[*ch as usize].contains(n))
+        .count();
     let not_acked_once = ids.keys().filter(|id| acked.get(id) != Some(&1)).count();
     if acked_undelivered + not_acked_once > 0 {
-        errs.push(format!("{acked_undelivered} acked but not delivered, {not_acked_once} not acked exactly once"));
+        errs.push(format!(
+            "{acked_undelivered} acked but not delivered, {not_acked_once} not acked exactly once"
+        ));
     }
-    let held = p.server.connection(p.client.id()).unwrap().receive_buffered_bytes();
+    let held = p
+        .server
+        .connection(p.client.id())
+        .unwrap()
+        .receive_buffered_bytes();
     if held != 0 {
         errs.push(format!("{held} bytes left in reassembly"));
     }
@@ -328,7 +452,9 @@ fn flipping_between_1200_and_1024_under_loss_acks_each_reliable_message_once_aft
     for seed in 0..12 {
         for (period, loss, per_tick) in [(2, 0.2, 1), (2, 0.3, 6), (1, 0.1, 4)] {
             if let Err(e) = flipping(seed, period, loss, per_tick) {
-                failures.push(format!("seed {seed} period {period} loss {loss} per tick {per_tick}: {e}"));
+                failures.push(format!(
+                    "seed {seed} period {period} loss {loss} per tick {per_tick}: {e}"
+                ));
             }
         }
     }

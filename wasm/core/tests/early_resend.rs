@@ -6,9 +6,9 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
 use ricochet_core::{Config, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 /// A game tick at 60 Hz, µs.
 const TICK_US: u64 = 16_667;
@@ -16,7 +16,10 @@ const TICK_US: u64 = 16_667;
 /// S1's link (10 ms each way, 2 ms jitter, no loss), a connection warmed up
 /// by a second of one message per tick so the RTT estimate is settled.
 fn warmed_up(config: Config, seed: u64) -> Pair {
-    let server = ServerConfig { connection: config.clone(), ..ServerConfig::default() };
+    let server = ServerConfig {
+        connection: config.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(config, server, NetworkProfile::s1(LossModel::None), seed);
     assert!(p.connect());
     for i in 0..60 {
@@ -45,19 +48,32 @@ fn repair_time_of_one_lost_message(config: Config) -> u64 {
         }
         p.step_until(next_tick);
     }
-    assert_eq!(check(p.server_messages(0)[60]), 60, "the lost message is the next delivered, in order");
+    assert_eq!(
+        check(p.server_messages(0)[60]),
+        60,
+        "the lost message is the next delivered, in order"
+    );
     p.now - lost_at
 }
 
 #[test]
 fn a_lost_tick_message_is_resent_before_the_next_tick_reveals_the_loss() {
     let early = repair_time_of_one_lost_message(Config::default());
-    let late = repair_time_of_one_lost_message(Config { early_resend: false, ..Config::default() });
+    let late = repair_time_of_one_lost_message(Config {
+        early_resend: false,
+        ..Config::default()
+    });
     // Overdue after srtt (≈ 20 ms) + 4·rttvar + ≈ 0 ACK delay, then 10 ms
     // across: ≈ 35 ms. Without it the loss shows when the next tick's packet
     // is acknowledged: 16.7 ms + 20 ms RTT + 10 ms across ≈ 47 ms.
-    assert!(early <= 40_000, "repaired after {early} µs with early resend");
-    assert!(late >= 44_000, "repaired after {late} µs without early resend");
+    assert!(
+        early <= 40_000,
+        "repaired after {early} µs with early resend"
+    );
+    assert!(
+        late >= 44_000,
+        "repaired after {late} µs without early resend"
+    );
 }
 
 #[test]
@@ -65,24 +81,48 @@ fn a_lost_ack_costs_one_duplicate_and_no_declared_loss() {
     let mut p = warmed_up(Config::default(), 12);
     let before = p.client.stats();
     let healthy = NetworkProfile::s1(LossModel::None);
-    let acks_lost = LinkConfig { loss: LossModel::iid(1.0), ..healthy.server_to_client };
-    p.net.set_profile(NetworkProfile { name: "acks lost", client_to_server: healthy.client_to_server, server_to_client: acks_lost });
+    let acks_lost = LinkConfig {
+        loss: LossModel::iid(1.0),
+        ..healthy.server_to_client
+    };
+    p.net.set_profile(NetworkProfile {
+        name: "acks lost",
+        client_to_server: healthy.client_to_server,
+        server_to_client: acks_lost,
+    });
     p.client.send(p.now, 0, payload(60, 400)).unwrap();
     p.run_for(15_000); // delivered; its ACK is lost on the way back
     assert_eq!(p.server_messages(0).len(), 61);
     p.net.set_profile(healthy);
     p.run_for(200_000);
     let client = p.client.stats();
-    assert_eq!(client.early_resends, 1, "the unacknowledged packet's message goes again once");
-    assert_eq!(p.server_messages(0).len(), 61, "delivered once (the copy is dropped as a duplicate message)");
-    assert_eq!(client.retransmissions, before.retransmissions + 1, "sent twice in all");
-    assert_eq!(client.packets_lost, before.packets_lost, "nothing was declared lost");
+    assert_eq!(
+        client.early_resends, 1,
+        "the unacknowledged packet's message goes again once"
+    );
+    assert_eq!(
+        p.server_messages(0).len(),
+        61,
+        "delivered once (the copy is dropped as a duplicate message)"
+    );
+    assert_eq!(
+        client.retransmissions,
+        before.retransmissions + 1,
+        "sent twice in all"
+    );
+    assert_eq!(
+        client.packets_lost, before.packets_lost,
+        "nothing was declared lost"
+    );
 }
 
 #[test]
 fn a_bulk_transfer_filling_its_window_is_not_resent_early() {
     let config = Config::default();
-    let server = ServerConfig { connection: config.clone(), ..ServerConfig::default() };
+    let server = ServerConfig {
+        connection: config.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(config, server, NetworkProfile::s1(LossModel::iid(0.02)), 13);
     assert!(p.connect());
     p.run_for(200_000);
@@ -92,5 +132,10 @@ fn a_bulk_transfer_filling_its_window_is_not_resent_early() {
     assert!(p.run_while_not(30_000_000, |p| p.server_messages(0).len() == 2_000));
     let s = p.client.stats();
     // Only the ramp-up and the tail are thin; the bulk in between is not.
-    assert!(s.early_resends * 20 <= s.retransmissions.max(1), "{} early resends beside {} retransmissions", s.early_resends, s.retransmissions);
+    assert!(
+        s.early_resends * 20 <= s.retransmissions.max(1),
+        "{} early resends beside {} retransmissions",
+        s.early_resends,
+        s.retransmissions
+    );
 }

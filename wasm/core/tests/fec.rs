@@ -5,17 +5,27 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
 use ricochet_core::wire::{self, Frame, Reader};
 use ricochet_core::{ChannelConfig, Config, Event, FecConfig, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 const TICK: u64 = 16_667;
 
 fn pair(fec: FecConfig, target_us: u64, loss: LossModel, seed: u64) -> Pair {
-    let channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(target_us), ChannelConfig::unreliable()];
-    let cfg = Config { fec, ..Config::default() }.with_channels(channels);
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let channels = vec![
+        ChannelConfig::reliable_ordered().with_latency_target_us(target_us),
+        ChannelConfig::unreliable(),
+    ];
+    let cfg = Config {
+        fec,
+        ..Config::default()
+    }
+    .with_channels(channels);
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(cfg, server, NetworkProfile::s1(loss), seed);
     assert!(p.connect());
     p
@@ -71,13 +81,20 @@ struct Summary {
 }
 
 fn summarize(p: &Pair, lat: &[u64]) -> Summary {
-    assert!(lat.iter().all(|&l| l != u64::MAX), "every reliable message arrives");
+    assert!(
+        lat.iter().all(|&l| l != u64::MAX),
+        "every reliable message arrives"
+    );
     let mut ms: Vec<f64> = lat.iter().map(|&l| l as f64 / 1000.0).collect();
     ms.sort_by(f64::total_cmp);
     let n = ms.len() as f64;
     let mean = ms.iter().sum::<f64>() / n;
     let sd = (ms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
-    let pct = |q: f64| ms[((q * n).ceil() as usize).saturating_sub(1).min(ms.len() - 1)];
+    let pct = |q: f64| {
+        ms[((q * n).ceil() as usize)
+            .saturating_sub(1)
+            .min(ms.len() - 1)]
+    };
     let c = p.client.stats();
     Summary {
         p50: pct(0.50),
@@ -102,8 +119,18 @@ fn clean_link_sends_no_repair() {
 #[test]
 fn reordering_without_loss_sends_no_repair() {
     let mut p = pair(FecConfig::low_latency(), 25_000, LossModel::None, 11);
-    let l = LinkConfig { latency_us: 10_000, jitter_us: 2_000, reorder: 0.1, reorder_extra_us: 5_000, ..LinkConfig::default() };
-    p.net.set_profile(NetworkProfile { name: "reordering", client_to_server: l, server_to_client: l });
+    let l = LinkConfig {
+        latency_us: 10_000,
+        jitter_us: 2_000,
+        reorder: 0.1,
+        reorder_extra_us: 5_000,
+        ..LinkConfig::default()
+    };
+    p.net.set_profile(NetworkProfile {
+        name: "reordering",
+        client_to_server: l,
+        server_to_client: l,
+    });
     s1_run(&mut p, 1_000);
     let c = p.client.stats();
     assert!(p.net.stats().0.reordered > 20, "the link reordered");
@@ -120,9 +147,18 @@ fn fec_repairs_most_single_losses_without_a_round_trip() {
     // (one RTT after detection, ≥ 40 ms here).
     let late = lat.iter().filter(|&&l| l > 30_000).count();
     assert!(s.fec_recovered > 100, "recovered {}", s.fec_recovered);
-    assert!(late < lat.len() / 100, "{late} of {} messages later than 30 ms", lat.len());
+    assert!(
+        late < lat.len() / 100,
+        "{late} of {} messages later than 30 ms",
+        lat.len()
+    );
     // Residual loss counts lost repair packets too (half the packets here).
-    assert!(s.residual_loss_in < s.loss_in * 0.6, "residual {} vs raw {}", s.residual_loss_in, s.loss_in);
+    assert!(
+        s.residual_loss_in < s.loss_in * 0.6,
+        "residual {} vs raw {}",
+        s.residual_loss_in,
+        s.loss_in
+    );
 }
 
 #[test]
@@ -141,20 +177,39 @@ fn fec_adapts_to_bursty_loss() {
     // The same mean loss, independent vs bursty: bursty loss is reported as
     // bursty and gets smaller groups (more repair per packet). The budget is
     // ample so that the controller, not the budget, decides.
-    let fec = FecConfig { budget: 1.1, ..FecConfig::balanced() };
+    let fec = FecConfig {
+        budget: 1.1,
+        ..FecConfig::balanced()
+    };
     let mut iid = pair(fec, 0, LossModel::iid(0.03), 4);
     let mut bursty = pair(fec, 0, LossModel::bursty(0.03, 0.5), 4);
     s1_run(&mut iid, 2_000);
     s1_run(&mut bursty, 2_000);
     let (ci, cb) = (iid.client.stats(), bursty.client.stats());
-    assert!(cb.fec_peer_burst > ci.fec_peer_burst + 0.2, "burst {} vs {}", cb.fec_peer_burst, ci.fec_peer_burst);
-    let per_packet = |c: &ricochet_core::Stats| c.fec_repair_packets_out as f64 / c.eliciting_packets_out as f64;
-    assert!(per_packet(&cb) > 2.0 * per_packet(&ci), "repairs per packet {} vs {}", per_packet(&cb), per_packet(&ci));
+    assert!(
+        cb.fec_peer_burst > ci.fec_peer_burst + 0.2,
+        "burst {} vs {}",
+        cb.fec_peer_burst,
+        ci.fec_peer_burst
+    );
+    let per_packet =
+        |c: &ricochet_core::Stats| c.fec_repair_packets_out as f64 / c.eliciting_packets_out as f64;
+    assert!(
+        per_packet(&cb) > 2.0 * per_packet(&ci),
+        "repairs per packet {} vs {}",
+        per_packet(&cb),
+        per_packet(&ci)
+    );
 }
 
 #[test]
 fn reliable_delivery_survives_loss_with_fec_off_and_on() {
-    for fec in [FecConfig::off(), FecConfig::balanced(), FecConfig::low_latency(), FecConfig::thrifty()] {
+    for fec in [
+        FecConfig::off(),
+        FecConfig::balanced(),
+        FecConfig::low_latency(),
+        FecConfig::thrifty(),
+    ] {
         let mut p = pair(fec, 25_000, LossModel::bursty(0.10, 0.25), 5);
         let lat = s1_run(&mut p, 1_500);
         assert!(lat.iter().all(|&l| l != u64::MAX), "{fec:?}");
@@ -172,7 +227,13 @@ fn fec_can_be_switched_off_at_run_time() {
     let before = p.client.stats().fec_repair_packets_out;
     s1_run(&mut p, 600);
     assert_eq!(p.client.stats().fec_repair_packets_out, before);
-    assert!(p.client.set_fec(FecConfig { budget: 5.0, ..FecConfig::balanced() }).is_err());
+    assert!(p
+        .client
+        .set_fec(FecConfig {
+            budget: 5.0,
+            ..FecConfig::balanced()
+        })
+        .is_err());
 }
 
 #[test]
@@ -189,7 +250,10 @@ fn peer_reported_loss_matches_the_link() {
         }
     }
     let mean = reports.iter().sum::<f64>() / reports.len() as f64;
-    assert!((mean - 0.05).abs() < 0.01, "reported {mean} on average ({reports:?})");
+    assert!(
+        (mean - 0.05).abs() < 0.01,
+        "reported {mean} on average ({reports:?})"
+    );
 }
 
 #[test]
@@ -201,11 +265,15 @@ fn unreliable_messages_rebuilt_by_fec_are_acked_not_lost() {
         p.run_for(TICK);
     }
     p.run_for(2_000_000);
-    let delivered: std::collections::HashSet<u32> = p.server_messages(1).iter().map(|d| check(d)).collect();
+    let delivered: std::collections::HashSet<u32> =
+        p.server_messages(1).iter().map(|d| check(d)).collect();
     let mut lost = 0;
     for e in &p.client_events {
         if let Event::Lost(id) = e {
-            assert!(!delivered.contains(&ids[id]), "a message reported lost was delivered");
+            assert!(
+                !delivered.contains(&ids[id]),
+                "a message reported lost was delivered"
+            );
             lost += 1;
         }
     }
@@ -228,8 +296,16 @@ fn corrupted_repair_never_corrupts_delivered_data() {
     // Flip one bit in every REPAIR-carrying datagram: rebuilt packets fail
     // their check and are refused; retransmission still delivers everything intact.
     let mut p = pair(FecConfig::low_latency(), 25_000, LossModel::None, 9);
-    let lossy = LinkConfig { latency_us: 10_000, loss: LossModel::iid(0.05), ..LinkConfig::default() };
-    p.net.set_profile(NetworkProfile { name: "lossy", client_to_server: lossy, server_to_client: lossy });
+    let lossy = LinkConfig {
+        latency_us: 10_000,
+        loss: LossModel::iid(0.05),
+        ..LinkConfig::default()
+    };
+    p.net.set_profile(NetworkProfile {
+        name: "lossy",
+        client_to_server: lossy,
+        server_to_client: lossy,
+    });
     let mut buf = vec![0u8; 1500];
     let mut corrupted = 0;
     for i in 0..1_500u32 {
@@ -259,24 +335,42 @@ fn s1_measured_with_fec_off_and_on() {
         ("5%", LossModel::iid(0.05)),
         ("GE 10%/25%", LossModel::bursty(0.10, 0.25)),
     ];
-    let modes = [("off", FecConfig::off()), ("balanced", FecConfig::balanced()), ("low_latency", FecConfig::low_latency())];
+    let modes = [
+        ("off", FecConfig::off()),
+        ("balanced", FecConfig::balanced()),
+        ("low_latency", FecConfig::low_latency()),
+    ];
     println!("S1 on the simulator, 10000 × 400 B at 60 Hz, 20 ms RTT, 2 ms jitter; channel latency target 25 ms");
-    println!("{:<11} {:<12} {:>7} {:>7} {:>8} {:>10} {:>9}", "loss", "fec", "p50 ms", "p99 ms", "mean+sd", "wire/payl", "rebuilt");
+    println!(
+        "{:<11} {:<12} {:>7} {:>7} {:>8} {:>10} {:>9}",
+        "loss", "fec", "p50 ms", "p99 ms", "mean+sd", "wire/payl", "rebuilt"
+    );
     for (name, loss) in cells {
         let mut p99_off = 0.0;
         for (mode, fec) in modes {
             let mut p = pair(fec, 25_000, loss, 42);
             let lat = s1_run(&mut p, 10_000);
             let s = summarize(&p, &lat);
-            println!("{name:<11} {mode:<12} {:>7.1} {:>7.1} {:>8.1} {:>10.3} {:>9}", s.p50, s.p99, s.mean_sd, s.wire_per_payload, s.recovered);
+            println!(
+                "{name:<11} {mode:<12} {:>7.1} {:>7.1} {:>8.1} {:>10.3} {:>9}",
+                s.p50, s.p99, s.mean_sd, s.wire_per_payload, s.recovered
+            );
             if mode == "off" {
                 p99_off = s.p99;
             }
             // Generous regression bounds: FEC never makes the tail worse
             // than retransmission alone, and costs nothing on a clean link.
-            assert!(s.p99 <= p99_off + 2.0, "{name} {mode}: p99 {} vs off {p99_off}", s.p99);
+            assert!(
+                s.p99 <= p99_off + 2.0,
+                "{name} {mode}: p99 {} vs off {p99_off}",
+                s.p99
+            );
             if matches!(loss, LossModel::None) {
-                assert!(s.wire_per_payload < 1.10, "{name} {mode}: {}", s.wire_per_payload);
+                assert!(
+                    s.wire_per_payload < 1.10,
+                    "{name} {mode}: {}",
+                    s.wire_per_payload
+                );
             }
             if mode == "low_latency" && name == "5%" {
                 assert!(s.p99 <= 30.0, "5% low_latency p99 {}", s.p99);
@@ -302,7 +396,10 @@ fn repair_that_cannot_rebuild_draws_an_immediate_ack() {
             if carries_repair(&d) {
                 if seen_repair && dropped == 2 {
                     p.server.handle_datagram(p.now, &d).unwrap();
-                    assert!(p.server.poll_transmit(p.now, &mut out).is_some(), "an ACK leaves at once");
+                    assert!(
+                        p.server.poll_transmit(p.now, &mut out).is_some(),
+                        "an ACK leaves at once"
+                    );
                     return;
                 }
                 seen_repair = true;
@@ -324,12 +421,28 @@ fn server_latency_targets_apply_by_channel_index() {
     // only the kind): the server's repairs follow it.
     let channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(25_000)];
     // Groups of 2 suit 5 % loss; the ample budget lets the deadline decide.
-    let cfg = Config { fec: FecConfig { budget: 1.1, ..FecConfig::balanced() }, ..Config::default() }.with_channels(channels.clone());
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
-    let client = Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg };
+    let cfg = Config {
+        fec: FecConfig {
+            budget: 1.1,
+            ..FecConfig::balanced()
+        },
+        ..Config::default()
+    }
+    .with_channels(channels.clone());
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
+    let client = Config {
+        channels: vec![ChannelConfig::reliable_ordered()],
+        ..cfg
+    };
     let mut p = Pair::new(client, server, NetworkProfile::s1(LossModel::iid(0.05)), 12);
     assert!(p.connect());
-    assert_eq!(p.server_conn().unwrap().channels()[0].latency_target_us, 25_000);
+    assert_eq!(
+        p.server_conn().unwrap().channels()[0].latency_target_us,
+        25_000
+    );
     let id = p.client.id();
     for i in 0..600u32 {
         p.server.send(p.now, id, 0, payload(i, 400)).unwrap();
@@ -338,7 +451,11 @@ fn server_latency_targets_apply_by_channel_index() {
     let s = p.server_conn().unwrap().stats();
     // One repair per packet (the deadline, 25 ms − transit, comes before the
     // next packet), not one per group of 2 as without the target.
-    assert!(s.fec_repair_packets_out > 450, "repairs {}", s.fec_repair_packets_out);
+    assert!(
+        s.fec_repair_packets_out > 450,
+        "repairs {}",
+        s.fec_repair_packets_out
+    );
 }
 
 #[test]
@@ -350,7 +467,11 @@ fn repair_stops_once_the_link_is_clean_again() {
     s1_run(&mut p, 600); // 10 s: the peer's estimate decays and clears
     let settled = p.client.stats().fec_repair_packets_out;
     s1_run(&mut p, 300);
-    assert_eq!(p.client.stats().fec_repair_packets_out, settled, "no repair on the clean link");
+    assert_eq!(
+        p.client.stats().fec_repair_packets_out,
+        settled,
+        "no repair on the clean link"
+    );
     assert_eq!(p.client.stats().fec_peer_loss, 0.0);
 }
 
@@ -361,9 +482,25 @@ fn a_lost_last_packet_still_gets_its_verdict_when_the_sender_goes_quiet() {
     // The probe timeout must settle it instead (seeds 17 and 19 of these hit
     // exactly that case).
     for seed in 0..20 {
-        let up = LinkConfig { latency_us: 5_000, loss: LossModel::iid(0.2), ..LinkConfig::default() };
-        let down = LinkConfig { latency_us: 5_000, ..LinkConfig::default() };
-        let mut p = Pair::new(Config::default(), ServerConfig::default(), NetworkProfile { name: "lossy up", client_to_server: up, server_to_client: down }, seed);
+        let up = LinkConfig {
+            latency_us: 5_000,
+            loss: LossModel::iid(0.2),
+            ..LinkConfig::default()
+        };
+        let down = LinkConfig {
+            latency_us: 5_000,
+            ..LinkConfig::default()
+        };
+        let mut p = Pair::new(
+            Config::default(),
+            ServerConfig::default(),
+            NetworkProfile {
+                name: "lossy up",
+                client_to_server: up,
+                server_to_client: down,
+            },
+            seed,
+        );
         assert!(p.connect());
         let mut pending = std::collections::HashSet::new();
         for i in 0..500 {
@@ -376,14 +513,27 @@ fn a_lost_last_packet_still_gets_its_verdict_when_the_sender_goes_quiet() {
                 pending.remove(&id);
             }
         }
-        assert!(pending.is_empty(), "seed {seed}: no verdict for {pending:?}");
+        assert!(
+            pending.is_empty(),
+            "seed {seed}: no verdict for {pending:?}"
+        );
     }
 }
 
 /// 20 Mbit/s each way, 10 ms one way, 5 % iid loss, a 100 kB queue.
 fn lossy_bottleneck() -> NetworkProfile {
-    let l = LinkConfig { latency_us: 10_000, loss: LossModel::iid(0.05), rate_bytes_per_sec: 2_500_000, queue_bytes: 100_000, ..LinkConfig::default() };
-    NetworkProfile { name: "lossy bottleneck", client_to_server: l, server_to_client: l }
+    let l = LinkConfig {
+        latency_us: 10_000,
+        loss: LossModel::iid(0.05),
+        rate_bytes_per_sec: 2_500_000,
+        queue_bytes: 100_000,
+        ..LinkConfig::default()
+    };
+    NetworkProfile {
+        name: "lossy bottleneck",
+        client_to_server: l,
+        server_to_client: l,
+    }
 }
 
 /// Queues `total` bytes of 1,000-byte messages on channel `ch` at once and
@@ -391,7 +541,10 @@ fn lossy_bottleneck() -> NetworkProfile {
 /// all bytes sent.
 fn bulk_repair_share(channels: Vec<ChannelConfig>, total: u32) -> f64 {
     let cfg = Config::default().with_channels(channels);
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(cfg, server, lossy_bottleneck(), 21);
     assert!(p.connect());
     // A second of game ticks first, so the sender knows the loss rate.
@@ -403,20 +556,35 @@ fn bulk_repair_share(channels: Vec<ChannelConfig>, total: u32) -> f64 {
     for i in 0..total / 1_000 {
         p.client.send(p.now, 0, payload(60 + i, 1_000)).unwrap();
     }
-    assert!(p.run_while_not(60_000_000, |p| p.server_messages(0).len() as u32 == 60 + total / 1_000));
+    assert!(
+        p.run_while_not(60_000_000, |p| p.server_messages(0).len() as u32
+            == 60 + total / 1_000)
+    );
     let s = p.client.stats();
-    (s.fec_repair_bytes_out - before.fec_repair_bytes_out) as f64 / (s.bytes_out - before.bytes_out) as f64
+    (s.fec_repair_bytes_out - before.fec_repair_bytes_out) as f64
+        / (s.bytes_out - before.bytes_out) as f64
 }
 
 #[test]
 fn a_bulk_transfer_spends_almost_nothing_on_repair() {
     let share = bulk_repair_share(vec![ChannelConfig::reliable_ordered()], 4_000_000);
     // Only the tail, once less than two windows is buffered, is protected.
-    assert!(share < 0.03, "repair was {:.1} % of the bytes", share * 100.0);
+    assert!(
+        share < 0.03,
+        "repair was {:.1} % of the bytes",
+        share * 100.0
+    );
 }
 
 #[test]
 fn a_bulk_transfer_on_a_channel_with_a_latency_target_keeps_its_repair() {
-    let share = bulk_repair_share(vec![ChannelConfig::reliable_ordered().with_latency_target_us(50_000)], 4_000_000);
-    assert!(share > 0.1, "repair was {:.1} % of the bytes", share * 100.0);
+    let share = bulk_repair_share(
+        vec![ChannelConfig::reliable_ordered().with_latency_target_us(50_000)],
+        4_000_000,
+    );
+    assert!(
+        share > 0.1,
+        "repair was {:.1} % of the bytes",
+        share * 100.0
+    );
 }

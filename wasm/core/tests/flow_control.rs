@@ -3,13 +3,16 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::NetworkProfile;
 use ricochet_core::{Config, CongestionKind, SendError, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::NetworkProfile;
 
 #[test]
 fn full_send_buffer_refuses_and_hands_back() {
-    let cfg = Config { send_buffer_bytes: 1 << 20, ..Config::default() };
+    let cfg = Config {
+        send_buffer_bytes: 1 << 20,
+        ..Config::default()
+    };
     let mut p = Pair::new(cfg, ServerConfig::default(), NetworkProfile::lan(), 1);
     assert!(p.connect());
     let mut accepted = 0;
@@ -20,19 +23,31 @@ fn full_send_buffer_refuses_and_hands_back() {
         }
     };
     assert_eq!(refused.code(), "RICOCHET_ERR_SEND_BUFFER_FULL");
-    let SendError::BufferFull(back) = refused else { panic!("wrong error") };
-    assert_eq!(check(&back), accepted, "the refused message comes back intact");
+    let SendError::BufferFull(back) = refused else {
+        panic!("wrong error")
+    };
+    assert_eq!(
+        check(&back),
+        accepted,
+        "the refused message comes back intact"
+    );
     // Once acks drain the buffer, sending works again and nothing was lost.
     assert!(p.run_while_not(10_000_000, |p| p.client.stats().send_buffer_bytes == 0));
     p.client.send(p.now, 0, back).unwrap();
-    assert!(p.run_while_not(10_000_000, |p| p.server_messages(0).len() == accepted as usize + 1));
+    assert!(p.run_while_not(10_000_000, |p| p.server_messages(0).len()
+        == accepted as usize + 1));
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, (0..=accepted).collect::<Vec<_>>());
 }
 
 #[test]
 fn oversized_message_is_refused_with_its_bytes() {
-    let cfg = Config { max_message_size: 1000, send_buffer_bytes: 4000, recv_buffer_bytes: 4000, ..Config::default() };
+    let cfg = Config {
+        max_message_size: 1000,
+        send_buffer_bytes: 4000,
+        recv_buffer_bytes: 4000,
+        ..Config::default()
+    };
     let mut p = Pair::new(cfg, ServerConfig::default(), NetworkProfile::lan(), 2);
     assert!(p.connect());
     let err = p.client.send(p.now, 0, vec![1; 1001]).unwrap_err();
@@ -65,22 +80,38 @@ fn small_receive_buffer_still_delivers_everything_in_order() {
         ..ServerConfig::default()
     };
     // The sender ignores congestion so it overruns the receiver's buffer.
-    let client = Config { congestion: CongestionKind::Unlimited, ..Config::default() };
+    let client = Config {
+        congestion: CongestionKind::Unlimited,
+        ..Config::default()
+    };
     let mut p = Pair::new(client, server, common::hostile(0.05, 0.1, 0.0), 4);
     assert!(p.connect());
     for i in 0..400 {
         p.client.send(p.now, 0, payload(i, 3_000)).unwrap();
     }
     let done = p.run_while_not(60_000_000, |p| p.server_messages(0).len() == 400);
-    assert!(done, "delivered {}; client {:?}; server {:?}", p.server_messages(0).len(), p.client.stats(), p.server_conn().map(|c| c.stats()));
+    assert!(
+        done,
+        "delivered {}; client {:?}; server {:?}",
+        p.server_messages(0).len(),
+        p.client.stats(),
+        p.server_conn().map(|c| c.stats())
+    );
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, (0..400).collect::<Vec<_>>());
-    assert!(p.server_conn().unwrap().stats().no_room > 0, "the small buffer should have refused some packets");
+    assert!(
+        p.server_conn().unwrap().stats().no_room > 0,
+        "the small buffer should have refused some packets"
+    );
 }
 
 #[test]
 fn server_send_to_unknown_connection_hands_the_message_back() {
-    let mut server = ricochet_core::Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
+    let mut server = ricochet_core::Server::new(
+        ServerConfig::default(),
+        &ricochet_sim::pair::TEST_SERVER_SECRET,
+    )
+    .unwrap();
     let err = server.send(0, 42, 0, vec![7; 10]).unwrap_err();
     assert_eq!(err, SendError::NotConnected(vec![7; 10]));
 }
@@ -95,7 +126,8 @@ fn connections_and_servers_can_move_between_threads() {
 #[test]
 fn unreliable_message_past_its_max_age_is_dropped_before_sending() {
     use ricochet_core::{ChannelConfig, Event};
-    let cfg = Config::default().with_channels(vec![ChannelConfig::unreliable().with_max_age_us(50_000)]);
+    let cfg =
+        Config::default().with_channels(vec![ChannelConfig::unreliable().with_max_age_us(50_000)]);
     let mut p = Pair::new(cfg, ServerConfig::default(), NetworkProfile::lan(), 5);
     assert!(p.connect());
     let mut buf = vec![0u8; 1500];
@@ -105,7 +137,11 @@ fn unreliable_message_past_its_max_age_is_dropped_before_sending() {
     let later = p.now + 100_000;
     let before = p.client.stats().payload_bytes_out;
     while p.client.poll_transmit(later, &mut buf).is_some() {}
-    assert_eq!(p.client.stats().payload_bytes_out, before, "the stale message never reached the wire");
+    assert_eq!(
+        p.client.stats().payload_bytes_out,
+        before,
+        "the stale message never reached the wire"
+    );
     let events: Vec<Event> = std::iter::from_fn(|| p.client.poll_event()).collect();
     assert!(events.contains(&Event::Lost(id)));
 }

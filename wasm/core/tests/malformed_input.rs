@@ -4,11 +4,11 @@
 mod common;
 
 use common::{check, hostile, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::rng::Rng;
-use ricochet_core::sim::{LossModel, NetworkProfile};
 use ricochet_core::wire::{self, Reader};
 use ricochet_core::{Config, Connection, DropReason, Server, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::rng::Rng;
+use ricochet_sim::{LossModel, NetworkProfile};
 
 /// Every datagram of a short real conversation (both directions), with FEC
 /// on: a lossy warm-up gets both sides loss reports, so the transcript holds
@@ -28,7 +28,9 @@ fn transcript() -> Vec<Vec<u8>> {
     let mut buf = vec![0u8; 1500];
     for i in 0..20u32 {
         let len = if i % 7 == 0 { 4_000 } else { 30 + i as usize };
-        p.client.send(p.now, (i % 4) as u8, payload(i, len)).unwrap();
+        p.client
+            .send(p.now, (i % 4) as u8, payload(i, len))
+            .unwrap();
         let mut k = 0;
         while let Some(n) = p.client.poll_transmit(p.now, &mut buf) {
             out.push(buf[..n].to_vec());
@@ -47,8 +49,16 @@ fn transcript() -> Vec<Vec<u8>> {
     while let Some(n) = p.client.poll_transmit(p.now, &mut buf) {
         out.push(buf[..n].to_vec());
     }
-    let has = |ty: u8| out.iter().any(|d| d.first() == Some(&wire::PACKET_DATA) && frames(d).contains(&ty));
-    assert!(has(wire::FRAME_REPAIR) && has(wire::FRAME_LOSS_REPORT), "the transcript exercises FEC frames: repair {}, report {}", has(wire::FRAME_REPAIR), has(wire::FRAME_LOSS_REPORT));
+    let has = |ty: u8| {
+        out.iter()
+            .any(|d| d.first() == Some(&wire::PACKET_DATA) && frames(d).contains(&ty))
+    };
+    assert!(
+        has(wire::FRAME_REPAIR) && has(wire::FRAME_LOSS_REPORT),
+        "the transcript exercises FEC frames: repair {}, report {}",
+        has(wire::FRAME_REPAIR),
+        has(wire::FRAME_LOSS_REPORT)
+    );
     out
 }
 
@@ -65,7 +75,20 @@ fn frames(d: &[u8]) -> Vec<u8> {
 }
 
 fn victims(seed: u64) -> (Connection, Server) {
-    (Connection::client(Config::default(), 0, &ricochet_core::pair::insecure_seeded_entropy(seed), b"").unwrap(), Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap())
+    (
+        Connection::client(
+            Config::default(),
+            0,
+            &ricochet_sim::pair::insecure_seeded_entropy(seed),
+            b"",
+        )
+        .unwrap(),
+        Server::new(
+            ServerConfig::default(),
+            &ricochet_sim::pair::TEST_SERVER_SECRET,
+        )
+        .unwrap(),
+    )
 }
 
 fn poke(client: &mut Connection, server: &mut Server, now: u64, d: &[u8]) {
@@ -105,8 +128,16 @@ fn truncated_and_bit_flipped_datagrams_never_panic() {
     for (i, d) in rest.iter().enumerate() {
         poke(&mut client, &mut server, i as u64, d);
     }
-    assert!(client.stats().packets_in > 0, "the victim client took the transcript's packets");
-    assert!(server.connection(client.id()).is_some_and(|c| c.stats().packets_in > 0), "so did the victim server");
+    assert!(
+        client.stats().packets_in > 0,
+        "the victim client took the transcript's packets"
+    );
+    assert!(
+        server
+            .connection(client.id())
+            .is_some_and(|c| c.stats().packets_in > 0),
+        "so did the victim server"
+    );
     let mut now = 1_000;
     for d in rest {
         for len in 0..d.len() {
@@ -120,12 +151,20 @@ fn truncated_and_bit_flipped_datagrams_never_panic() {
         }
         now += 1_000;
     }
-    assert!(client.stats().malformed > 0 && client.is_connected(), "mutations reached a live client");
-    assert!(client.stats().unauthenticated > 0, "header flips and cuts fail the tag");
+    assert!(
+        client.stats().malformed > 0 && client.is_connected(),
+        "mutations reached a live client"
+    );
+    assert!(
+        client.stats().unauthenticated > 0,
+        "header flips and cuts fail the tag"
+    );
     // The client's own CLOSE ends the server side; reflected back to the
     // client it is refused, since each direction has its own tag key.
     poke(&mut client, &mut server, now, last);
-    assert!(server.connection(client.id()).is_none_or(|c| !c.is_connected()));
+    assert!(server
+        .connection(client.id())
+        .is_none_or(|c| !c.is_connected()));
     assert!(client.is_connected());
 }
 
@@ -155,7 +194,9 @@ fn garbage_does_not_disturb_a_live_session() {
     let mut injected = 0;
     let mut stray_malformed = 0;
     for i in 0..2_000u32 {
-        p.client.send(p.now, 0, payload(i, 50 + i as usize % 2_000)).unwrap();
+        p.client
+            .send(p.now, 0, payload(i, 50 + i as usize % 2_000))
+            .unwrap();
         for _ in 0..3 {
             let len = 16 + rng.below(300) as usize;
             let mut d: Vec<u8> = (0..len).map(|_| rng.next_u32() as u8).collect();
@@ -165,14 +206,23 @@ fn garbage_does_not_disturb_a_live_session() {
                 d[0] = 4;
                 d[1..5].copy_from_slice(&id);
                 d[15] = 0xff;
-                assert_eq!(p.server.handle_datagram(p.now, &d), Err(DropReason::Unauthenticated));
-                assert_eq!(p.client.handle_datagram(p.now, &d), Err(DropReason::Unauthenticated));
+                assert_eq!(
+                    p.server.handle_datagram(p.now, &d),
+                    Err(DropReason::Unauthenticated)
+                );
+                assert_eq!(
+                    p.client.handle_datagram(p.now, &d),
+                    Err(DropReason::Unauthenticated)
+                );
                 injected += 1;
             } else {
                 // Another connection's ID (or no valid type at all).
                 d[1..5].copy_from_slice(&(u32::from_le_bytes(id) ^ 1).to_le_bytes());
                 let verdict = p.client.handle_datagram(p.now, &d);
-                assert!(matches!(verdict, Err(DropReason::Malformed | DropReason::UnknownConnection)));
+                assert!(matches!(
+                    verdict,
+                    Err(DropReason::Malformed | DropReason::UnknownConnection)
+                ));
                 if verdict == Err(DropReason::Malformed) {
                     stray_malformed += 1;
                 }

@@ -5,9 +5,9 @@
 mod common;
 
 use common::payload;
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::NetworkProfile;
 use ricochet_core::wire::DATA_HEADER_LEN;
+use ricochet_sim::pair::Pair;
+use ricochet_sim::NetworkProfile;
 
 /// (datagrams, overhead bytes) spent sending `count` messages of `len` bytes
 /// in one tick on an otherwise idle connection.
@@ -22,7 +22,10 @@ fn burst(count: u32, len: usize) -> (u64, u64) {
     }
     while p.client.poll_transmit(p.now, &mut buf).is_some() {}
     let after = p.client.stats();
-    (after.packets_out - before.packets_out, after.overhead_bytes_out - before.overhead_bytes_out)
+    (
+        after.packets_out - before.packets_out,
+        after.overhead_bytes_out - before.overhead_bytes_out,
+    )
 }
 
 #[test]

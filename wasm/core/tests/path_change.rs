@@ -5,14 +5,21 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 const TICK_US: u64 = 16_667;
 
 fn dead() -> NetworkProfile {
-    let l = LinkConfig { loss: LossModel::iid(1.0), ..LinkConfig::default() };
-    NetworkProfile { name: "dead", client_to_server: l, server_to_client: l }
+    let l = LinkConfig {
+        loss: LossModel::iid(1.0),
+        ..LinkConfig::default()
+    };
+    NetworkProfile {
+        name: "dead",
+        client_to_server: l,
+        server_to_client: l,
+    }
 }
 
 /// Connect over the S1 path, then keep sending one reliable message a tick
@@ -52,15 +59,28 @@ fn path_change_delivers_everything_queued_during_an_outage_within_a_few_round_tr
     let (up, down) = outage_with_traffic(&mut p, true);
     let restored = p.now;
     p.client.handle_path_change(p.now);
-    let done = p.run_while_not(2_000_000, |p| p.server_messages(0).len() == up as usize && p.client_messages(0).len() == down as usize);
-    assert!(done, "server got {}/{up}, client got {}/{down}", p.server_messages(0).len(), p.client_messages(0).len());
+    let done = p.run_while_not(2_000_000, |p| {
+        p.server_messages(0).len() == up as usize && p.client_messages(0).len() == down as usize
+    });
+    assert!(
+        done,
+        "server got {}/{up}, client got {}/{down}",
+        p.server_messages(0).len(),
+        p.client_messages(0).len()
+    );
     // 5 s of silence backs probes off to seconds; after the path change both
     // directions catch up in a few 20 ms round trips (congestion window
     // regrowth included), not at the next backed-off probe.
     let took = p.now - restored;
-    assert!(took < 400_000, "caught up {took} µs after the path came back");
+    assert!(
+        took < 400_000,
+        "caught up {took} µs after the path came back"
+    );
     assert_eq!(in_order(p.server_messages(0)), (0..up).collect::<Vec<_>>());
-    assert_eq!(in_order(p.client_messages(0)), (0..down).collect::<Vec<_>>());
+    assert_eq!(
+        in_order(p.client_messages(0)),
+        (0..down).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -74,8 +94,14 @@ fn peer_heard_again_after_long_silence_resends_without_waiting_for_its_backoff()
     p.client.send(p.now, 1, payload(9_999, 10)).unwrap();
     assert!(p.run_while_not(2_000_000, |p| p.client_messages(0).len() == down as usize));
     let took = p.now - restored;
-    assert!(took < 500_000, "server caught up {took} µs after hearing from the client");
-    assert_eq!(in_order(p.client_messages(0)), (0..down).collect::<Vec<_>>());
+    assert!(
+        took < 500_000,
+        "server caught up {took} µs after hearing from the client"
+    );
+    assert_eq!(
+        in_order(p.client_messages(0)),
+        (0..down).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -86,5 +112,9 @@ fn path_change_while_connecting_resends_hello_at_once() {
     let at = p.now;
     p.client.handle_path_change(p.now);
     assert!(p.run_while_not(1_000_000, |p| p.client.is_connected()));
-    assert!(p.now - at < 60_000, "connected {} µs after the path change", p.now - at);
+    assert!(
+        p.now - at < 60_000,
+        "connected {} µs after the path change",
+        p.now - at
+    );
 }

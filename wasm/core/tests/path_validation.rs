@@ -6,10 +6,10 @@ mod common;
 
 use common::payload;
 use ricochet_core::auth::{SessionKey, TagKey};
-use ricochet_core::pair::{insecure_seeded_entropy, Pair, TEST_SERVER_SECRET};
-use ricochet_core::sim::NetworkProfile;
 use ricochet_core::wire::{self, Writer};
 use ricochet_core::{PathEvent, Server, ServerConfig, AMPLIFICATION_FACTOR};
+use ricochet_sim::pair::{insecure_seeded_entropy, Pair, TEST_SERVER_SECRET};
+use ricochet_sim::NetworkProfile;
 
 const SEED: u64 = 31;
 
@@ -45,7 +45,10 @@ fn run_server(server: &mut Server, mut now: u64, dt: u64) -> (u64, u64, Vec<(u32
     loop {
         while let Some((_, n)) = server.poll_transmit(now, &mut buf) {
             if server.transmit_to_candidate() {
-                assert_eq!((buf[0], buf[wire::DATA_HEADER_LEN]), (wire::PACKET_DATA, wire::FRAME_PATH_CHALLENGE));
+                assert_eq!(
+                    (buf[0], buf[wire::DATA_HEADER_LEN]),
+                    (wire::PACKET_DATA, wire::FRAME_PATH_CHALLENGE)
+                );
                 to_candidate += n as u64;
             } else {
                 to_current += n as u64;
@@ -70,16 +73,27 @@ fn tagged_data_from_a_new_address_draws_only_challenges_there_until_a_path_respo
     let mut p = validated_pair();
     let id = p.client.id();
     // The key holder sends from a victim's address (spoofed source).
-    let spoofed = authentic(&p, p.client.stats().packets_out + 50, |w| w.put_u8(wire::FRAME_PING));
+    let spoofed = authentic(&p, p.client.stats().packets_out + 50, |w| {
+        w.put_u8(wire::FRAME_PING)
+    });
     assert_eq!(p.server.handle_datagram(p.now, &spoofed), Ok(id));
-    assert!(p.server.path_changed(p.now, id, spoofed.len()), "a validated session holds the new address as a candidate");
+    assert!(
+        p.server.path_changed(p.now, id, spoofed.len()),
+        "a validated session holds the new address as a candidate"
+    );
     for i in 0..10 {
         p.server.send(p.now, id, 0, payload(i, 1_000)).unwrap();
     }
     let (victim, current, events) = run_server(&mut p.server, p.now, 2_000_000);
     assert!(victim > 0, "the candidate is challenged");
-    assert!(victim <= AMPLIFICATION_FACTOR * spoofed.len() as u64, "{victim} bytes toward the victim");
-    assert!(current >= 10_000, "the stream stays on the current address: {current}");
+    assert!(
+        victim <= AMPLIFICATION_FACTOR * spoofed.len() as u64,
+        "{victim} bytes toward the victim"
+    );
+    assert!(
+        current >= 10_000,
+        "the stream stays on the current address: {current}"
+    );
     assert_eq!(events, vec![(id, PathEvent::Abandoned)]);
 }
 
@@ -92,7 +106,9 @@ fn a_path_response_with_other_bytes_validates_nothing() {
     assert_eq!(p.server.handle_datagram(p.now, &spoofed), Ok(id));
     assert!(p.server.path_changed(p.now, id, spoofed.len()));
     // The key holder guesses, from the candidate address.
-    let guess = authentic(&p, pn + 1, |w| wire::encode_path_frame(w, wire::FRAME_PATH_RESPONSE, &[7; 8]));
+    let guess = authentic(&p, pn + 1, |w| {
+        wire::encode_path_frame(w, wire::FRAME_PATH_RESPONSE, &[7; 8])
+    });
     assert_eq!(p.server.handle_datagram(p.now, &guess), Ok(id));
     p.server.candidate_datagram(id, guess.len());
     assert_eq!(p.server.poll_path_event(), None);
@@ -113,7 +129,11 @@ fn a_client_that_really_moved_answers_the_challenge_and_the_session_follows_with
         events.push(e);
     }
     assert_eq!(events, vec![(id, PathEvent::Validated)]);
-    assert!(p.now - start <= 2_000 + 500, "validated after {} µs (lan RTT ≈ 1 ms)", p.now - start);
+    assert!(
+        p.now - start <= 2_000 + 500,
+        "validated after {} µs (lan RTT ≈ 1 ms)",
+        p.now - start
+    );
     p.server.send(p.now, id, 0, payload(0, 100)).unwrap();
     assert!(p.run_while_not(1_000_000, |p| p.client_messages(0).len() == 1));
 }
@@ -121,7 +141,13 @@ fn a_client_that_really_moved_answers_the_challenge_and_the_session_follows_with
 #[test]
 fn before_the_client_is_validated_a_new_address_needs_no_challenge() {
     let mut server = Server::new(ServerConfig::default(), &TEST_SERVER_SECRET).unwrap();
-    let mut client = ricochet_core::Connection::client(Default::default(), 0, &insecure_seeded_entropy(SEED), b"").unwrap();
+    let mut client = ricochet_core::Connection::client(
+        Default::default(),
+        0,
+        &insecure_seeded_entropy(SEED),
+        b"",
+    )
+    .unwrap();
     let mut buf = vec![0u8; 1500];
     let n = client.poll_transmit(0, &mut buf).unwrap();
     let id = server.handle_datagram(0, &buf[..n]).unwrap();

@@ -3,8 +3,11 @@
 //! `max_channels`, `recv_buffer_bytes` (per connection) and
 //! `recv_budget_bytes` (server-wide) allow; honest data still all arrives.
 
-use ricochet_core::pair::{insecure_seeded_entropy, TEST_SERVER_SECRET};
-use ricochet_core::{head_reserve, ChannelConfig, CloseReason, Config, CongestionKind, Connection, Event, Server, ServerConfig};
+use ricochet_core::{
+    head_reserve, ChannelConfig, CloseReason, Config, CongestionKind, Connection, Event, Server,
+    ServerConfig,
+};
+use ricochet_sim::pair::{insecure_seeded_entropy, TEST_SERVER_SECRET};
 
 const MAX_MESSAGE: usize = 64 << 10;
 const MESSAGE: usize = 40_000;
@@ -15,8 +18,16 @@ fn conn_budget() -> usize {
 }
 
 fn server_config() -> ServerConfig {
-    let connection = Config { max_message_size: MAX_MESSAGE, send_buffer_bytes: MAX_MESSAGE, recv_buffer_bytes: conn_budget(), ..Config::default() };
-    ServerConfig { connection, ..ServerConfig::default() }
+    let connection = Config {
+        max_message_size: MAX_MESSAGE,
+        send_buffer_bytes: MAX_MESSAGE,
+        recv_buffer_bytes: conn_budget(),
+        ..Config::default()
+    };
+    ServerConfig {
+        connection,
+        ..ServerConfig::default()
+    }
 }
 
 /// A client that ignores congestion, so it overruns the server's buffers.
@@ -47,19 +58,39 @@ struct Net {
 
 impl Net {
     fn new(config: ServerConfig) -> Net {
-        Net { now: 0, server: Server::new(config, &TEST_SERVER_SECRET).unwrap(), clients: Vec::new(), got: Vec::new(), most_buffered: 0 }
+        Net {
+            now: 0,
+            server: Server::new(config, &TEST_SERVER_SECRET).unwrap(),
+            clients: Vec::new(),
+            got: Vec::new(),
+            most_buffered: 0,
+        }
     }
 
     /// Feed the server one datagram and check the server-wide invariants.
     fn deliver(&mut self, d: &[u8]) {
         let _ = self.server.handle_datagram(self.now, d);
         let total = self.server.receive_buffered_bytes();
-        let sum: usize = self.server.connection_ids().map(|id| self.server.connection(id).unwrap().receive_buffered_bytes()).sum();
-        assert_eq!(total, sum, "the server's running total matches its connections");
-        assert!(total <= self.server.config().recv_budget_bytes, "server holds {total}");
+        let sum: usize = self
+            .server
+            .connection_ids()
+            .map(|id| self.server.connection(id).unwrap().receive_buffered_bytes())
+            .sum();
+        assert_eq!(
+            total, sum,
+            "the server's running total matches its connections"
+        );
+        assert!(
+            total <= self.server.config().recv_budget_bytes,
+            "server holds {total}"
+        );
         for id in self.server.connection_ids() {
             let b = self.server.connection(id).unwrap().receive_buffered_bytes();
-            assert!(b <= conn_budget(), "connection holds {b} > {}", conn_budget());
+            assert!(
+                b <= conn_budget(),
+                "connection holds {b} > {}",
+                conn_budget()
+            );
         }
         self.most_buffered = self.most_buffered.max(total);
         while let Some((id, ev)) = self.server.poll_event() {
@@ -89,7 +120,9 @@ impl Net {
     }
 
     fn connect(&mut self, config: Config, seed: u64) -> usize {
-        self.clients.push(Connection::client(config, self.now, &insecure_seeded_entropy(seed), b"").unwrap());
+        self.clients.push(
+            Connection::client(config, self.now, &insecure_seeded_entropy(seed), b"").unwrap(),
+        );
         let c = self.clients.len() - 1;
         for _ in 0..3 {
             self.exchange(c, &mut |_| true, &mut 0);
@@ -107,7 +140,10 @@ impl Net {
             }
             self.now += 1_000;
             for c in 0..self.clients.len() {
-                if self.clients[c].poll_timeout().is_some_and(|t| t <= self.now) {
+                if self.clients[c]
+                    .poll_timeout()
+                    .is_some_and(|t| t <= self.now)
+                {
                     self.clients[c].handle_timeout(self.now);
                 }
             }
@@ -123,14 +159,19 @@ impl Net {
 
     /// What connection `id` delivered on `channel`, as (channel, index) tags.
     fn tags(&self, id: u32, channel: u8) -> Vec<(u8, u8)> {
-        self.got.iter().filter(|(i, ch, _)| *i == id && *ch == channel).map(|(_, _, d)| (d[0], d[1])).collect()
+        self.got
+            .iter()
+            .filter(|(i, ch, _)| *i == id && *ch == channel)
+            .map(|(_, _, d)| (d[0], d[1]))
+            .collect()
     }
 }
 
 #[test]
 fn a_hello_declaring_255_channels_is_rejected_and_allocates_nothing() {
     let mut net = Net::new(ServerConfig::default());
-    let mut client = Connection::client(client_config(255), 0, &insecure_seeded_entropy(1), b"").unwrap();
+    let mut client =
+        Connection::client(client_config(255), 0, &insecure_seeded_entropy(1), b"").unwrap();
     let mut buf = vec![0u8; 2048];
     let n = client.poll_transmit(0, &mut buf).unwrap();
     let id = net.server.handle_datagram(0, &buf[..n]).unwrap();
@@ -144,7 +185,12 @@ fn a_hello_declaring_255_channels_is_rejected_and_allocates_nothing() {
         Event::Closed(r) => Some(r),
         _ => None,
     });
-    assert_eq!(closed, Some(CloseReason::Rejected { reason: "too many channels".into() }));
+    assert_eq!(
+        closed,
+        Some(CloseReason::Rejected {
+            reason: "too many channels".into()
+        })
+    );
 }
 
 #[test]
@@ -171,10 +217,21 @@ fn out_of_order_data_on_many_channels_stays_within_the_connection_budget() {
     net.exchange(c, &mut |n| n % 7 != 0, &mut 0);
     // Everything but one head-of-line message filled (`Net::deliver`
     // checked the budget after every datagram).
-    assert!(net.most_buffered > 32 << 10, "the test reached the budget: {}", net.most_buffered);
-    assert!(net.server.connection(id).unwrap().stats().no_room > 0, "packets beyond it were refused");
+    assert!(
+        net.most_buffered > 32 << 10,
+        "the test reached the budget: {}",
+        net.most_buffered
+    );
+    assert!(
+        net.server.connection(id).unwrap().stats().no_room > 0,
+        "packets beyond it were refused"
+    );
     // Retransmissions fill the gaps: everything arrives, in order.
-    assert!(net.run_until(|n| n.got.len() == 32), "delivered {}", net.got.len());
+    assert!(
+        net.run_until(|n| n.got.len() == 32),
+        "delivered {}",
+        net.got.len()
+    );
     for ch in 0..16u8 {
         assert_eq!(net.tags(id, ch), vec![(ch, 0), (ch, 1)]);
     }
@@ -186,9 +243,20 @@ fn out_of_order_data_on_many_channels_stays_within_the_connection_budget() {
 fn the_server_wide_budget_bounds_many_connections_and_a_polite_one_still_delivers() {
     // Eight connections each try to hold ~35 KB (one partial head-of-line
     // message per channel, as above): 280 KB, where the server allows 180 KB.
-    let mut net = Net::new(ServerConfig { recv_budget_bytes: conn_budget() + (64 << 10), ..server_config() });
-    let pushy: Vec<usize> = (0..8).map(|s| net.connect(client_config(4), 10 + s)).collect();
-    let polite = net.connect(Config { channels: vec![ChannelConfig::reliable_ordered()], ..Config::default() }, 20);
+    let mut net = Net::new(ServerConfig {
+        recv_budget_bytes: conn_budget() + (64 << 10),
+        ..server_config()
+    });
+    let pushy: Vec<usize> = (0..8)
+        .map(|s| net.connect(client_config(4), 10 + s))
+        .collect();
+    let polite = net.connect(
+        Config {
+            channels: vec![ChannelConfig::reliable_ordered()],
+            ..Config::default()
+        },
+        20,
+    );
     for &c in &pushy {
         for ch in 0..4u8 {
             for i in 0..2 {
@@ -199,16 +267,27 @@ fn the_server_wide_budget_bounds_many_connections_and_a_polite_one_still_deliver
     }
     let cap = net.server.config().recv_budget_bytes;
     let general = cap - head_reserve(MAX_MESSAGE);
-    assert!(net.most_buffered > general, "the server budget was reached: {} of {cap}", net.most_buffered);
+    assert!(
+        net.most_buffered > general,
+        "the server budget was reached: {} of {cap}",
+        net.most_buffered
+    );
     // Small in-order messages need no buffer: the polite client is served at once.
     let polite_id = net.clients[polite].id();
     for i in 0..10u8 {
         net.clients[polite].send(net.now, 0, vec![i; 100]).unwrap();
     }
     net.exchange(polite, &mut |_| true, &mut 0);
-    assert_eq!(net.got.iter().filter(|(id, _, _)| *id == polite_id).count(), 10);
+    assert_eq!(
+        net.got.iter().filter(|(id, _, _)| *id == polite_id).count(),
+        10
+    );
     // And every pushy connection completes once retransmissions flow.
-    assert!(net.run_until(|n| n.got.len() == 10 + 8 * 8), "delivered {}", net.got.len());
+    assert!(
+        net.run_until(|n| n.got.len() == 10 + 8 * 8),
+        "delivered {}",
+        net.got.len()
+    );
     for &c in &pushy {
         for ch in 0..4u8 {
             assert_eq!(net.tags(net.clients[c].id(), ch), vec![(ch, 0), (ch, 1)]);

@@ -4,9 +4,9 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LinkConfig, LossModel, NetworkProfile};
 use ricochet_core::{ChannelConfig, Config, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LinkConfig, LossModel, NetworkProfile};
 
 #[test]
 fn lost_message_is_repaired_within_about_one_round_trip_after_detection() {
@@ -25,7 +25,10 @@ fn lost_message_is_repaired_within_about_one_round_trip_after_detection() {
     let repaired_after = p.now - lost_at;
     // Detected when a later packet's ACK arrives (≈ 16.7 ms + 20 ms RTT) and
     // resent at once: ≈ 47 ms, far below any fixed retransmission timeout.
-    assert!(repaired_after <= 60_000, "repaired after {repaired_after} µs");
+    assert!(
+        repaired_after <= 60_000,
+        "repaired after {repaired_after} µs"
+    );
     assert!(p.run_while_not(1_000_000, |p| p.server_messages(0).len() == 4));
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, vec![0, 1, 2, 3]);
@@ -45,13 +48,27 @@ fn tail_loss_is_recovered_by_a_probe() {
 
 #[test]
 fn probes_back_off_exponentially_while_the_peer_is_silent() {
-    let cfg = Config { idle_timeout_us: 60_000_000, keepalive_interval_us: 30_000_000, ..Config::default() };
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let cfg = Config {
+        idle_timeout_us: 60_000_000,
+        keepalive_interval_us: 30_000_000,
+        ..Config::default()
+    };
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(cfg, server, NetworkProfile::s1(LossModel::None), 3);
     assert!(p.connect());
     p.run_for(1_000_000);
-    let dead = LinkConfig { loss: LossModel::iid(1.0), ..LinkConfig::default() };
-    p.net.set_profile(NetworkProfile { name: "dead", client_to_server: dead, server_to_client: dead });
+    let dead = LinkConfig {
+        loss: LossModel::iid(1.0),
+        ..LinkConfig::default()
+    };
+    p.net.set_profile(NetworkProfile {
+        name: "dead",
+        client_to_server: dead,
+        server_to_client: dead,
+    });
     p.client.send(p.now, 0, payload(1, 100)).unwrap();
     let mut sends = Vec::new();
     let mut last = p.net.client_to_server.stats().sent;
@@ -68,7 +85,10 @@ fn probes_back_off_exponentially_while_the_peer_is_silent() {
     let gaps: Vec<u64> = sends.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
     assert!(gaps.len() >= 5, "probes: {gaps:?}");
     for w in gaps.windows(2).take(5) {
-        assert!(w[1] >= w[0] * 3 / 2, "probe intervals should grow: {gaps:?}");
+        assert!(
+            w[1] >= w[0] * 3 / 2,
+            "probe intervals should grow: {gaps:?}"
+        );
     }
 }
 
@@ -91,6 +111,10 @@ fn higher_priority_channel_is_sent_first() {
     let n = p.client.poll_transmit(p.now, &mut buf).unwrap();
     p.server.handle_datagram(p.now, &buf[..n]).unwrap();
     p.drive();
-    assert_eq!(p.server_messages(1).len(), 3, "all high-priority messages in the first datagram");
+    assert_eq!(
+        p.server_messages(1).len(),
+        3,
+        "all high-priority messages in the first datagram"
+    );
     assert!(p.server_messages(0).len() <= 1);
 }

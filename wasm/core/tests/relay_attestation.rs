@@ -4,8 +4,8 @@
 
 use ricochet_core::attest::{attest_key, relay_attest, AttestKey};
 use ricochet_core::wire::{self, decode_handshake, Handshake, Writer};
-use ricochet_core::pair::insecure_seeded_entropy;
 use ricochet_core::{CloseReason, Config, Connection, Event, Server, ServerConfig, State};
+use ricochet_sim::pair::insecure_seeded_entropy;
 
 const CLAIMS: &[u8] = br#"{"sub":"alice","data":"room=7"}"#;
 
@@ -14,12 +14,25 @@ fn key() -> AttestKey {
 }
 
 fn server(relay_key: Option<AttestKey>) -> Server {
-    Server::new(ServerConfig { relay_key, ..ServerConfig::default() }, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap()
+    Server::new(
+        ServerConfig {
+            relay_key,
+            ..ServerConfig::default()
+        },
+        &ricochet_sim::pair::TEST_SERVER_SECRET,
+    )
+    .unwrap()
 }
 
 /// A client and its first HELLO.
 fn client(seed: u64, payload: &[u8]) -> (Connection, Vec<u8>) {
-    let mut c = Connection::client(Config::default(), 0, &insecure_seeded_entropy(seed), payload).unwrap();
+    let mut c = Connection::client(
+        Config::default(),
+        0,
+        &insecure_seeded_entropy(seed),
+        payload,
+    )
+    .unwrap();
     let mut buf = vec![0u8; 1500];
     let n = c.poll_transmit(0, &mut buf).unwrap();
     (c, buf[..n].to_vec())
@@ -28,11 +41,22 @@ fn client(seed: u64, payload: &[u8]) -> (Connection, Vec<u8>) {
 /// What the relay forwards: the HELLO with its payload replaced by `f` of
 /// (connection ID, session key, client payload).
 fn rewrite(hello: &[u8], f: impl FnOnce(u32, &[u8; 16], &[u8]) -> Vec<u8>) -> Vec<u8> {
-    let Ok(Handshake::Hello { conn_id, channels, key, payload, .. }) = decode_handshake(hello) else { panic!("not a HELLO") };
+    let Ok(Handshake::Hello {
+        conn_id,
+        channels,
+        key,
+        payload,
+        ..
+    }) = decode_handshake(hello)
+    else {
+        panic!("not a HELLO")
+    };
     let payload = f(conn_id, &key, payload);
     let mut buf = vec![0u8; 4096];
     let mut w = Writer::new(&mut buf);
-    assert!(wire::encode_hello(&mut w, conn_id, &channels, &key, &payload));
+    assert!(wire::encode_hello(
+        &mut w, conn_id, &channels, &key, &payload
+    ));
     let n = w.len();
     buf.truncate(n);
     buf
@@ -40,7 +64,9 @@ fn rewrite(hello: &[u8], f: impl FnOnce(u32, &[u8; 16], &[u8]) -> Vec<u8>) -> Ve
 
 /// The HELLO as a relay that verified a token with these claims forwards it.
 fn relayed(hello: &[u8], key: &AttestKey, claims: &[u8]) -> Vec<u8> {
-    rewrite(hello, |id, k, p| relay_attest(key, id, k, claims, p).unwrap())
+    rewrite(hello, |id, k, p| {
+        relay_attest(key, id, k, claims, p).unwrap()
+    })
 }
 
 fn requests(server: &mut Server) -> Vec<Vec<u8>> {
@@ -69,19 +95,31 @@ fn assert_not_admitted(hello: &[u8], seed_client: &mut Connection) {
     assert_eq!(requests(&mut s), Vec::<Vec<u8>>::new());
     assert_eq!(s.claims(seed_client.id()), None);
     let events = answer(&mut s, seed_client);
-    assert_eq!(events, vec![Event::Closed(CloseReason::Rejected { reason: "not admitted by a relay".into() })]);
+    assert_eq!(
+        events,
+        vec![Event::Closed(CloseReason::Rejected {
+            reason: "not admitted by a relay".into()
+        })]
+    );
 }
 
 #[test]
 fn a_relayed_hello_yields_the_claims_and_the_clients_own_payload() {
     let (mut c, hello) = client(1, b"join room 7");
     let mut s = server(Some(key()));
-    assert_eq!(s.handle_datagram(0, &relayed(&hello, &key(), CLAIMS)), Ok(c.id()));
+    assert_eq!(
+        s.handle_datagram(0, &relayed(&hello, &key(), CLAIMS)),
+        Ok(c.id())
+    );
     assert_eq!(requests(&mut s), vec![b"join room 7".to_vec()]);
     assert_eq!(s.claims(c.id()), Some(CLAIMS));
     assert!(s.accept(0, c.id()));
     assert_eq!(answer(&mut s, &mut c), vec![Event::Connected]);
-    assert_eq!(s.claims(c.id()), Some(CLAIMS), "claims stay with the live connection");
+    assert_eq!(
+        s.claims(c.id()),
+        Some(CLAIMS),
+        "claims stay with the live connection"
+    );
 }
 
 #[test]
@@ -104,20 +142,27 @@ fn a_hello_with_a_bad_mac_is_not_admitted() {
 #[test]
 fn an_attestation_under_another_secret_is_not_admitted() {
     let (mut c, hello) = client(4, b"join");
-    assert_not_admitted(&relayed(&hello, &attest_key(b"another relay"), CLAIMS), &mut c);
+    assert_not_admitted(
+        &relayed(&hello, &attest_key(b"another relay"), CLAIMS),
+        &mut c,
+    );
 }
 
 #[test]
 fn an_attestation_bound_to_another_connection_id_is_not_admitted() {
     let (mut c, hello) = client(5, b"join");
-    let moved = rewrite(&hello, |id, k, p| relay_attest(&key(), id ^ 0x100, k, CLAIMS, p).unwrap());
+    let moved = rewrite(&hello, |id, k, p| {
+        relay_attest(&key(), id ^ 0x100, k, CLAIMS, p).unwrap()
+    });
     assert_not_admitted(&moved, &mut c);
 }
 
 #[test]
 fn an_attestation_bound_to_another_session_key_is_not_admitted() {
     let (mut c, hello) = client(6, b"join");
-    let moved = rewrite(&hello, |id, _, p| relay_attest(&key(), id, &[0x5a; 16], CLAIMS, p).unwrap());
+    let moved = rewrite(&hello, |id, _, p| {
+        relay_attest(&key(), id, &[0x5a; 16], CLAIMS, p).unwrap()
+    });
     assert_not_admitted(&moved, &mut c);
 }
 
@@ -134,7 +179,10 @@ fn the_payload_limit_counts_the_clients_payload_not_the_envelope() {
     let big_claims = format!(r#"{{"sub":"{}"}}"#, "a".repeat(1014));
     assert_eq!(big_claims.len(), 1024);
     let mut s = server(Some(key()));
-    assert_eq!(s.handle_datagram(0, &relayed(&hello, &key(), big_claims.as_bytes())), Ok(c.id()));
+    assert_eq!(
+        s.handle_datagram(0, &relayed(&hello, &key(), big_claims.as_bytes())),
+        Ok(c.id())
+    );
     assert_eq!(requests(&mut s), vec![vec![7; 512]]);
     assert_eq!(s.claims(c.id()), Some(big_claims.as_bytes()));
 }
@@ -149,7 +197,11 @@ fn a_retransmitted_relayed_hello_makes_no_second_request() {
     assert_eq!(requests(&mut s).len(), 1);
     assert!(s.accept(1_000, c.id()));
     assert_eq!(answer(&mut s, &mut c), vec![Event::Connected]);
-    assert_eq!(s.handle_datagram(2_000, &hello), Ok(c.id()), "answered again");
+    assert_eq!(
+        s.handle_datagram(2_000, &hello),
+        Ok(c.id()),
+        "answered again"
+    );
     assert_eq!(requests(&mut s).len(), 0);
     let mut buf = vec![0u8; 1500];
     let (_, n) = s.poll_transmit(2_000, &mut buf).unwrap();
@@ -184,7 +236,7 @@ fn without_a_relay_key_a_relayed_hello_gives_the_clients_payload_and_no_claims()
 /// largest datagram the server sent once they were delivered.
 fn largest_datagram_to_client(relay_key: Option<AttestKey>) -> usize {
     let (mut c, hello) = client(40, b"join");
-    let mut s = server(relay_key.clone());
+    let mut s = server(relay_key);
     let hello = match &relay_key {
         Some(k) => relayed(&hello, k, CLAIMS),
         None => hello,
@@ -203,7 +255,9 @@ fn largest_datagram_to_client(relay_key: Option<AttestKey>) -> usize {
             largest = largest.max(n);
             let _ = c.handle_datagram(now, &buf[..n]);
         }
-        delivered += std::iter::from_fn(|| c.poll_event()).filter(|e| matches!(e, Event::Message { .. })).count();
+        delivered += std::iter::from_fn(|| c.poll_event())
+            .filter(|e| matches!(e, Event::Message { .. }))
+            .count();
         while let Some(n) = c.poll_transmit(now, &mut buf) {
             let _ = s.handle_datagram(now, &buf[..n]);
         }
@@ -216,10 +270,10 @@ fn largest_datagram_to_client(relay_key: Option<AttestKey>) -> usize {
 
 #[test]
 fn a_relayed_client_gets_datagrams_every_relay_transport_carries() {
-    assert!(largest_datagram_to_client(Some(key())) <= ricochet_core::server::RELAYED_DATAGRAM_SIZE);
+    assert!(largest_datagram_to_client(Some(key())) <= ricochet_core::RELAYED_DATAGRAM_SIZE);
 }
 
 #[test]
 fn a_direct_client_gets_datagrams_of_the_configured_size() {
-    assert!(largest_datagram_to_client(None) > ricochet_core::server::RELAYED_DATAGRAM_SIZE);
+    assert!(largest_datagram_to_client(None) > ricochet_core::RELAYED_DATAGRAM_SIZE);
 }

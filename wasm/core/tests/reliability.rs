@@ -3,9 +3,9 @@
 mod common;
 
 use common::{check, hostile, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::{LossModel, NetworkProfile};
 use ricochet_core::{ChannelConfig, Config, Event, FecConfig, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::{LossModel, NetworkProfile};
 
 #[test]
 fn ten_thousand_ordered_messages_survive_10pct_loss_with_reordering_and_duplication() {
@@ -14,7 +14,9 @@ fn ten_thousand_ordered_messages_survive_10pct_loss_with_reordering_and_duplicat
     let n = 10_000u32;
     // 60 Hz ticks, several messages per tick.
     for i in 0..n {
-        p.client.send(p.now, 0, payload(i, 40 + (i as usize % 300))).unwrap();
+        p.client
+            .send(p.now, 0, payload(i, 40 + (i as usize % 300)))
+            .unwrap();
         if i % 5 == 4 {
             p.run_for(16_667);
         }
@@ -23,8 +25,14 @@ fn ten_thousand_ordered_messages_survive_10pct_loss_with_reordering_and_duplicat
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, (0..n).collect::<Vec<_>>());
     let stats = p.client.stats();
-    assert!(stats.retransmissions > 0 && stats.packets_lost > 0, "the link should have lost packets: {stats:?}");
-    assert!(p.server_conn().unwrap().stats().duplicates > 0, "the link should have duplicated packets");
+    assert!(
+        stats.retransmissions > 0 && stats.packets_lost > 0,
+        "the link should have lost packets: {stats:?}"
+    );
+    assert!(
+        p.server_conn().unwrap().stats().duplicates > 0,
+        "the link should have duplicated packets"
+    );
 }
 
 #[test]
@@ -41,7 +49,10 @@ fn one_mib_message_survives_5pct_loss() {
 
 #[test]
 fn ordered_channels_do_not_block_each_other() {
-    let cfg = Config::default().with_channels(vec![ChannelConfig::reliable_ordered(), ChannelConfig::reliable_ordered()]);
+    let cfg = Config::default().with_channels(vec![
+        ChannelConfig::reliable_ordered(),
+        ChannelConfig::reliable_ordered(),
+    ]);
     let mut p = Pair::new(cfg, ServerConfig::default(), NetworkProfile::lan(), 3);
     assert!(p.connect());
     let now = p.now;
@@ -54,7 +65,11 @@ fn ordered_channels_do_not_block_each_other() {
     let n = p.client.poll_transmit(now, &mut buf).unwrap();
     p.server.handle_datagram(now, &buf[..n]).unwrap();
     p.drive();
-    assert_eq!(p.server_messages(1).len(), 1, "channel 1 must not wait for channel 0's loss");
+    assert_eq!(
+        p.server_messages(1).len(),
+        1,
+        "channel 1 must not wait for channel 0's loss"
+    );
     assert!(p.server_messages(0).is_empty());
     // Channel 0 recovers by retransmission.
     assert!(p.run_while_not(2_000_000, |p| p.server_messages(0).len() == 1));
@@ -91,8 +106,15 @@ fn unreliable_sequenced_never_goes_backwards_under_reordering() {
     }
     p.run_for(1_000_000);
     let got: Vec<u32> = p.server_messages(2).iter().map(|d| check(d)).collect();
-    assert!(got.windows(2).all(|w| w[0] < w[1]), "sequenced delivery went backwards");
-    assert!(got.len() > 1_000 && got.len() < 2_000, "delivered {}", got.len());
+    assert!(
+        got.windows(2).all(|w| w[0] < w[1]),
+        "sequenced delivery went backwards"
+    );
+    assert!(
+        got.len() > 1_000 && got.len() < 2_000,
+        "delivered {}",
+        got.len()
+    );
 }
 
 #[test]
@@ -132,8 +154,15 @@ fn every_message_gets_exactly_one_receipt() {
     for id in &ids {
         assert_eq!(receipts.get(id), Some(&1), "message {id} receipts");
     }
-    let lost = p.client_events.iter().filter(|e| matches!(e, Event::Lost(_))).count();
-    assert!(lost > 0, "unreliable messages should have been lost at 8% loss");
+    let lost = p
+        .client_events
+        .iter()
+        .filter(|e| matches!(e, Event::Lost(_)))
+        .count();
+    assert!(
+        lost > 0,
+        "unreliable messages should have been lost at 8% loss"
+    );
 }
 
 #[test]
@@ -147,13 +176,21 @@ fn lost_receipts_match_undelivered_unreliable_messages() {
         p.run_for(5_000);
     }
     p.run_for(2_000_000);
-    let delivered: std::collections::HashSet<u32> = p.server_messages(3).iter().map(|d| check(d)).collect();
+    let delivered: std::collections::HashSet<u32> =
+        p.server_messages(3).iter().map(|d| check(d)).collect();
     for e in &p.client_events {
         if let Event::Lost(id) = e {
-            assert!(!delivered.contains(&by_id[id]), "message reported lost was delivered");
+            assert!(
+                !delivered.contains(&by_id[id]),
+                "message reported lost was delivered"
+            );
         }
     }
-    let lost = p.client_events.iter().filter(|e| matches!(e, Event::Lost(_))).count();
+    let lost = p
+        .client_events
+        .iter()
+        .filter(|e| matches!(e, Event::Lost(_)))
+        .count();
     assert_eq!(lost + delivered.len(), 3_000);
 }
 
@@ -169,16 +206,29 @@ fn long_stream_survives_packet_number_and_sequence_wraparound() {
         p.run_for(100);
     }
     assert!(p.run_while_not(10_000_000, |p| p.server_messages(0).len() == n as usize));
-    assert!(p.server_messages(0).iter().enumerate().all(|(i, d)| check(d) == i as u32));
-    assert_eq!(p.client.stats().malformed + p.server_conn().unwrap().stats().malformed, 0);
+    assert!(p
+        .server_messages(0)
+        .iter()
+        .enumerate()
+        .all(|(i, d)| check(d) == i as u32));
+    assert_eq!(
+        p.client.stats().malformed + p.server_conn().unwrap().stats().malformed,
+        0
+    );
 }
 
 #[test]
 fn measured_loss_each_way_matches_the_link() {
     // FEC off: with it, packets the peer rebuilds are acknowledged, so
     // loss_out (declared losses) reads the residual loss, not the link's.
-    let cfg = Config { fec: FecConfig::off(), ..Config::default() };
-    let server = ServerConfig { connection: cfg.clone(), ..ServerConfig::default() };
+    let cfg = Config {
+        fec: FecConfig::off(),
+        ..Config::default()
+    };
+    let server = ServerConfig {
+        connection: cfg.clone(),
+        ..ServerConfig::default()
+    };
     let mut p = Pair::new(cfg, server, NetworkProfile::s1(LossModel::iid(0.05)), 3);
     assert!(p.connect());
     for i in 0..3000 {
@@ -192,8 +242,18 @@ fn measured_loss_each_way_matches_the_link() {
     let (up, down) = p.net.stats();
     let up_loss = up.lost as f64 / up.sent as f64;
     let down_loss = down.lost as f64 / down.sent as f64;
-    assert!((s.loss_out - up_loss).abs() < 0.01, "loss out {} vs link {}", s.loss_out, up_loss);
-    assert!((s.loss_in - down_loss).abs() < 0.01, "loss in {} vs link {}", s.loss_in, down_loss);
+    assert!(
+        (s.loss_out - up_loss).abs() < 0.01,
+        "loss out {} vs link {}",
+        s.loss_out,
+        up_loss
+    );
+    assert!(
+        (s.loss_in - down_loss).abs() < 0.01,
+        "loss in {} vs link {}",
+        s.loss_in,
+        down_loss
+    );
     // RTT stays near the path's 20 ms despite lost ACKs.
     assert!((20_000..26_000).contains(&s.rtt_us), "srtt {}", s.rtt_us);
 }

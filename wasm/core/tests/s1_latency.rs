@@ -12,9 +12,9 @@
 mod common;
 
 use common::{check, payload};
-use ricochet_core::pair::Pair;
-use ricochet_core::sim::NetworkProfile;
 use ricochet_core::{Config, Event, ServerConfig};
+use ricochet_sim::pair::Pair;
+use ricochet_sim::NetworkProfile;
 
 const MESSAGES: u32 = 10_000;
 const SIZE: usize = 400;
@@ -57,17 +57,27 @@ fn run_s1(profile: &str, seed: u64) -> S1Result {
         }
         p.now = p.now.max(tick);
         sent_at.push(p.now);
-        p.client.send(p.now, 0, payload(n, SIZE)).expect("send buffer has room");
+        p.client
+            .send(p.now, 0, payload(n, SIZE))
+            .expect("send buffer has room");
     }
     let end = p.now + DRAIN_US;
     while p.step_until(end) {
         on_delivery(&mut p, &sent_at);
     }
     on_delivery(&mut p, &sent_at);
-    assert_eq!(latencies_us.len(), MESSAGES as usize, "every message delivered over {}", profile.name);
+    assert_eq!(
+        latencies_us.len(),
+        MESSAGES as usize,
+        "every message delivered over {}",
+        profile.name
+    );
     let server = p.server_conn().expect("still connected").stats();
     let wire = p.client.stats().bytes_out + server.bytes_out;
-    S1Result { latencies_us, wire_bytes_per_payload_byte: wire as f64 / (f64::from(MESSAGES) * SIZE as f64) }
+    S1Result {
+        latencies_us,
+        wire_bytes_per_payload_byte: wire as f64 / (f64::from(MESSAGES) * SIZE as f64),
+    }
 }
 
 struct Summary {
@@ -121,8 +131,17 @@ fn s1_without_loss_delivers_within_the_link_delay() {
     let r = run_s1("s1_clean", 1);
     let s = summarize("s1_clean", &r);
     // One-way delay is 10–12 ms; nothing should wait for a retransmission.
-    assert!(s.p50_ms >= 10.0 && s.max_ms <= 13.0, "p50 {:.1} ms, max {:.1} ms", s.p50_ms, s.max_ms);
-    assert!(r.wire_bytes_per_payload_byte < 1.25, "{:.3} wire bytes per payload byte", r.wire_bytes_per_payload_byte);
+    assert!(
+        s.p50_ms >= 10.0 && s.max_ms <= 13.0,
+        "p50 {:.1} ms, max {:.1} ms",
+        s.p50_ms,
+        s.max_ms
+    );
+    assert!(
+        r.wire_bytes_per_payload_byte < 1.25,
+        "{:.3} wire bytes per payload byte",
+        r.wire_bytes_per_payload_byte
+    );
 }
 
 #[test]
@@ -131,8 +150,16 @@ fn s1_at_1pct_loss_keeps_mean_plus_sd_low() {
     let s = summarize("s1_1pct", &r);
     // Goal 13 ms on real sockets; measured here 16.5 ms without FEC, 15.9 with
     // FEC, 13.8 with FEC and early resend (main, Nov 2026).
-    assert!(s.mean_ms + s.sd_ms <= 17.0, "mean+sd {:.1} ms", s.mean_ms + s.sd_ms);
-    assert!(r.wire_bytes_per_payload_byte < 1.5, "{:.3} wire bytes per payload byte", r.wire_bytes_per_payload_byte);
+    assert!(
+        s.mean_ms + s.sd_ms <= 17.0,
+        "mean+sd {:.1} ms",
+        s.mean_ms + s.sd_ms
+    );
+    assert!(
+        r.wire_bytes_per_payload_byte < 1.5,
+        "{:.3} wire bytes per payload byte",
+        r.wire_bytes_per_payload_byte
+    );
 }
 
 #[test]
@@ -144,7 +171,11 @@ fn s1_at_5pct_loss_repairs_within_a_few_round_trips() {
     // spent only on groups that beat the resend; 1.32
     // with FEC off); kcp-go ≈ 50 ms, TCP ≈ 200 ms on real sockets.
     assert!(s.p99_ms <= 45.0, "p99 {:.1} ms", s.p99_ms);
-    assert!(r.wire_bytes_per_payload_byte < 1.75, "{:.3} wire bytes per payload byte", r.wire_bytes_per_payload_byte);
+    assert!(
+        r.wire_bytes_per_payload_byte < 1.75,
+        "{:.3} wire bytes per payload byte",
+        r.wire_bytes_per_payload_byte
+    );
 }
 
 #[test]

@@ -6,11 +6,13 @@ mod common;
 
 use common::{check, payload};
 use ricochet_core::auth::{welcome_number, Direction, SessionKey, TagKey};
-use ricochet_core::pair::{AcceptPolicy, Pair};
-use ricochet_core::sim::NetworkProfile;
 use ricochet_core::wire::{self, ChannelKind, Writer};
-use ricochet_core::pair::insecure_seeded_entropy;
-use ricochet_core::{CloseReason, Config, Connection, DropReason, Event, Server, ServerConfig, State};
+use ricochet_core::{
+    CloseReason, Config, Connection, DropReason, Event, Server, ServerConfig, State,
+};
+use ricochet_sim::pair::insecure_seeded_entropy;
+use ricochet_sim::pair::{AcceptPolicy, Pair};
+use ricochet_sim::NetworkProfile;
 
 const SEED: u64 = 21;
 const IMPOSTOR_KEY: SessionKey = [0x66; 16];
@@ -60,8 +62,16 @@ fn connected_pair() -> Pair {
 }
 
 fn closes(p: &Pair) -> usize {
-    let server = p.server_events.iter().filter(|(_, e)| matches!(e, Event::Closed(_))).count();
-    server + p.client_events.iter().filter(|e| matches!(e, Event::Closed(_))).count()
+    let server = p
+        .server_events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Closed(_)))
+        .count();
+    server
+        + p.client_events
+            .iter()
+            .filter(|e| matches!(e, Event::Closed(_)))
+            .count()
 }
 
 /// Send `n` reliable messages from the client and check the server got
@@ -71,7 +81,10 @@ fn delivers(p: &mut Pair, n: u32) {
         p.client.send(p.now, 0, payload(i, 100)).unwrap();
         p.run_for(16_667);
     }
-    assert!(p.run_while_not(2_000_000, |p| p.server_messages(0).len() == n as usize), "delivery stalled");
+    assert!(
+        p.run_while_not(2_000_000, |p| p.server_messages(0).len() == n as usize),
+        "delivery stalled"
+    );
     let got: Vec<u32> = p.server_messages(0).iter().map(|d| check(d)).collect();
     assert_eq!(got, (0..n).collect::<Vec<_>>());
 }
@@ -81,28 +94,55 @@ fn a_hello_with_a_live_sessions_id_and_another_key_is_dropped_without_an_answer(
     let mut p = connected_pair();
     let id = p.client.id();
     // Err: a host following Ok(id) keeps the session at the client's address.
-    assert_eq!(p.server.handle_datagram(p.now, &hello(id, &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
+    assert_eq!(
+        p.server.handle_datagram(p.now, &hello(id, &IMPOSTOR_KEY)),
+        Err(DropReason::Unauthenticated)
+    );
     let mut buf = vec![0u8; 1500];
-    assert_eq!(p.server.poll_transmit(p.now, &mut buf), None, "no WELCOME for the impostor");
+    assert_eq!(
+        p.server.poll_transmit(p.now, &mut buf),
+        None,
+        "no WELCOME for the impostor"
+    );
     // The real client's own HELLO (a resumption from a new address) still moves it.
-    assert_eq!(p.server.handle_datagram(p.now, &hello(id, &client_key())), Ok(id));
+    assert_eq!(
+        p.server.handle_datagram(p.now, &hello(id, &client_key())),
+        Ok(id)
+    );
     delivers(&mut p, 20);
 }
 
 #[test]
 fn a_hello_with_a_pending_or_rejected_id_and_another_key_is_dropped() {
-    let mut server = Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
+    let mut server = Server::new(
+        ServerConfig::default(),
+        &ricochet_sim::pair::TEST_SERVER_SECRET,
+    )
+    .unwrap();
     let key: SessionKey = [1; 16];
     assert_eq!(server.handle_datagram(0, &hello(7, &key)), Ok(7));
-    assert_eq!(server.handle_datagram(0, &hello(7, &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
-    assert_eq!(server.handle_datagram(0, &hello(7, &key)), Ok(7), "its own retransmission is fine");
+    assert_eq!(
+        server.handle_datagram(0, &hello(7, &IMPOSTOR_KEY)),
+        Err(DropReason::Unauthenticated)
+    );
+    assert_eq!(
+        server.handle_datagram(0, &hello(7, &key)),
+        Ok(7),
+        "its own retransmission is fine"
+    );
     assert!(server.reject(0, 7, "no"));
     let mut buf = vec![0u8; 1500];
     while server.poll_transmit(0, &mut buf).is_some() {}
-    assert_eq!(server.handle_datagram(0, &hello(7, &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
+    assert_eq!(
+        server.handle_datagram(0, &hello(7, &IMPOSTOR_KEY)),
+        Err(DropReason::Unauthenticated)
+    );
     assert_eq!(server.poll_transmit(0, &mut buf), None);
     assert_eq!(server.handle_datagram(0, &hello(7, &key)), Ok(7));
-    assert!(server.poll_transmit(0, &mut buf).is_some(), "the REJECT is repeated to its own client");
+    assert!(
+        server.poll_transmit(0, &mut buf).is_some(),
+        "the REJECT is repeated to its own client"
+    );
 }
 
 #[test]
@@ -119,8 +159,14 @@ fn an_injected_close_with_a_wrong_tag_ends_neither_side() {
         let mut to_client = data(id, to_client_pn + k, down(&client_key()), close);
         to_server[7] ^= 1;
         to_client[14] ^= 0x80;
-        assert_eq!(p.server.handle_datagram(p.now, &to_server), Err(DropReason::Unauthenticated));
-        assert_eq!(p.client.handle_datagram(p.now, &to_client), Err(DropReason::Unauthenticated));
+        assert_eq!(
+            p.server.handle_datagram(p.now, &to_server),
+            Err(DropReason::Unauthenticated)
+        );
+        assert_eq!(
+            p.client.handle_datagram(p.now, &to_client),
+            Err(DropReason::Unauthenticated)
+        );
     }
     assert_eq!(closes(&p), 0);
     assert!(p.client.is_connected() && p.server_conn().unwrap().is_connected());
@@ -146,12 +192,27 @@ fn forged_data_is_dropped_before_it_changes_anything() {
     let before = p.server_conn().unwrap().stats();
     let idle_at = p.server_conn().unwrap().poll_timeout();
     let forged = data(id, before.packets_in + 1, up(&p, &IMPOSTOR_KEY), |w| {
-        w.put_u8(wire::FRAME_PING) && w.put_u8(wire::FRAME_MESSAGES) && w.put_u8(0) && w.put_u16(0) && w.put_u8(1) && w.put_len_prefixed(b"x")
+        w.put_u8(wire::FRAME_PING)
+            && w.put_u8(wire::FRAME_MESSAGES)
+            && w.put_u8(0)
+            && w.put_u16(0)
+            && w.put_u8(1)
+            && w.put_len_prefixed(b"x")
     });
-    assert_eq!(p.server.handle_datagram(p.now + 10, &forged), Err(DropReason::Unauthenticated));
+    assert_eq!(
+        p.server.handle_datagram(p.now + 10, &forged),
+        Err(DropReason::Unauthenticated)
+    );
     let after = p.server_conn().unwrap().stats();
-    assert_eq!((after.packets_in, after.bytes_in, after.unauthenticated), (before.packets_in, before.bytes_in, 1));
-    assert_eq!(p.server_conn().unwrap().poll_timeout(), idle_at, "no ACK owed, no idle refresh");
+    assert_eq!(
+        (after.packets_in, after.bytes_in, after.unauthenticated),
+        (before.packets_in, before.bytes_in, 1)
+    );
+    assert_eq!(
+        p.server_conn().unwrap().poll_timeout(),
+        idle_at,
+        "no ACK owed, no idle refresh"
+    );
     let mut buf = vec![0u8; 1500];
     assert_eq!(p.server.poll_transmit(p.now + 10, &mut buf), None);
     assert!(p.server_messages(0).is_empty());
@@ -162,8 +223,13 @@ fn the_servers_packets_do_not_verify_as_the_clients() {
     // Each direction has its own key: a reflected packet is not authentic.
     let mut p = connected_pair();
     let id = p.client.id();
-    let reflected = data(id, 1, down(&client_key()), |w| wire::encode_close(w, 1, b"bye"));
-    assert_eq!(p.server.handle_datagram(p.now, &reflected), Err(DropReason::Unauthenticated));
+    let reflected = data(id, 1, down(&client_key()), |w| {
+        wire::encode_close(w, 1, b"bye")
+    });
+    assert_eq!(
+        p.server.handle_datagram(p.now, &reflected),
+        Err(DropReason::Unauthenticated)
+    );
     assert!(p.server_conn().unwrap().is_connected());
 }
 
@@ -174,23 +240,36 @@ fn a_packet_number_jump_of_30000_is_refused_and_the_client_keeps_delivering() {
     let id = p.client.id();
     // Authentic (right key), as a buggy or malicious peer would send it.
     let pn = p.client.stats().packets_out + 30_000;
-    let jump = data(id, pn, up(&p, &client_key()), |w| w.put_u8(wire::FRAME_PING));
-    assert_eq!(p.server.handle_datagram(p.now, &jump), Err(DropReason::TooFarAhead));
+    let jump = data(id, pn, up(&p, &client_key()), |w| {
+        w.put_u8(wire::FRAME_PING)
+    });
+    assert_eq!(
+        p.server.handle_datagram(p.now, &jump),
+        Err(DropReason::TooFarAhead)
+    );
     assert_eq!(p.server_conn().unwrap().stats().too_far_ahead, 1);
     for i in 5..25 {
         p.client.send(p.now, 0, payload(i, 100)).unwrap();
         p.run_for(16_667);
     }
-    assert!(p.run_while_not(2_000_000, |p| p.server_messages(0).len() == 25), "the real client's packets look like duplicates");
+    assert!(
+        p.run_while_not(2_000_000, |p| p.server_messages(0).len() == 25),
+        "the real client's packets look like duplicates"
+    );
     assert_eq!(p.server_conn().unwrap().stats().duplicates, 0);
 }
 
 #[test]
 fn a_forged_welcome_or_reject_does_not_move_a_connecting_client() {
-    let client = || Connection::client(Config::default(), 0, &insecure_seeded_entropy(SEED), b"").unwrap();
+    let client =
+        || Connection::client(Config::default(), 0, &insecure_seeded_entropy(SEED), b"").unwrap();
     let nonce = [9; 8];
     let sealed = |mut d: Vec<u8>, key: &SessionKey| {
-        let number = if d[0] == wire::PACKET_WELCOME { welcome_number(&nonce) } else { 0 };
+        let number = if d[0] == wire::PACKET_WELCOME {
+            welcome_number(&nonce)
+        } else {
+            0
+        };
         TagKey::derive(key, Direction::ServerToClient).seal(&mut d, number);
         d
     };
@@ -198,22 +277,47 @@ fn a_forged_welcome_or_reject_does_not_move_a_connecting_client() {
     let id = c.id();
     let welcome = packet(|w| wire::encode_welcome(w, id, &nonce));
     let reject = packet(|w| wire::encode_reject(w, id, b"go away"));
-    assert_eq!(c.handle_datagram(0, &sealed(welcome.clone(), &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
-    assert_eq!(c.handle_datagram(0, &reject), Err(DropReason::Unauthenticated), "untagged");
-    assert_eq!(c.handle_datagram(0, &sealed(reject.clone(), &IMPOSTOR_KEY)), Err(DropReason::Unauthenticated));
+    assert_eq!(
+        c.handle_datagram(0, &sealed(welcome.clone(), &IMPOSTOR_KEY)),
+        Err(DropReason::Unauthenticated)
+    );
+    assert_eq!(
+        c.handle_datagram(0, &reject),
+        Err(DropReason::Unauthenticated),
+        "untagged"
+    );
+    assert_eq!(
+        c.handle_datagram(0, &sealed(reject.clone(), &IMPOSTOR_KEY)),
+        Err(DropReason::Unauthenticated)
+    );
     assert_eq!(c.state(), State::Connecting);
     assert_eq!(c.poll_event(), None);
     // Positive controls: tagged under the session's key, each one acts.
-    assert_eq!(c.handle_datagram(0, &sealed(welcome, &client_key())), Ok(()));
-    assert_eq!((c.state(), c.poll_event()), (State::Connected, Some(Event::Connected)));
+    assert_eq!(
+        c.handle_datagram(0, &sealed(welcome, &client_key())),
+        Ok(())
+    );
+    assert_eq!(
+        (c.state(), c.poll_event()),
+        (State::Connected, Some(Event::Connected))
+    );
     let mut c = client();
     assert_eq!(c.handle_datagram(0, &sealed(reject, &client_key())), Ok(()));
-    assert_eq!(c.poll_event(), Some(Event::Closed(CloseReason::Rejected { reason: "go away".into() })));
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Closed(CloseReason::Rejected {
+            reason: "go away".into()
+        }))
+    );
 }
 
 #[test]
 fn a_minimal_hello_draws_a_reject_no_larger_than_itself() {
-    let mut server = Server::new(ServerConfig::default(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
+    let mut server = Server::new(
+        ServerConfig::default(),
+        &ricochet_sim::pair::TEST_SERVER_SECRET,
+    )
+    .unwrap();
     // Unpadded, no payload, another version: 26 bytes, the least a HELLO can be.
     let mut small = packet(|w| wire::encode_hello(w, 5, &[ChannelKind::Unreliable], &[2; 16], b""));
     small[5] = 99;
@@ -221,13 +325,19 @@ fn a_minimal_hello_draws_a_reject_no_larger_than_itself() {
     assert_eq!(server.handle_datagram(0, &small), Ok(5));
     let mut buf = vec![0u8; 1500];
     let (_, n) = server.poll_transmit(0, &mut buf).unwrap();
-    assert!(n <= small.len(), "a {}-byte HELLO drew a {n}-byte REJECT", small.len());
+    assert!(
+        n <= small.len(),
+        "a {}-byte HELLO drew a {n}-byte REJECT",
+        small.len()
+    );
     // Still a valid, tagged REJECT with a prefix of the reason.
     let mut entropy = [2u8; 20];
     entropy[..4].copy_from_slice(&5u32.to_le_bytes());
     let mut client = Connection::client(Config::default(), 0, &entropy, b"").unwrap();
     client.handle_datagram(0, &buf[..n]).unwrap();
-    assert!(matches!(client.poll_event(), Some(Event::Closed(CloseReason::Rejected { reason })) if "unsupported protocol version 99".starts_with(&reason) && !reason.is_empty()));
+    assert!(
+        matches!(client.poll_event(), Some(Event::Closed(CloseReason::Rejected { reason })) if "unsupported protocol version 99".starts_with(&reason) && !reason.is_empty())
+    );
 }
 
 #[test]
@@ -235,7 +345,11 @@ fn a_padded_hello_has_room_for_the_whole_reason() {
     let mut p = Pair::over(NetworkProfile::lan(), SEED);
     p.accept = AcceptPolicy::Reject("room full: try the next one".into());
     p.run_for(1_000_000);
-    assert!(p.client_events.contains(&Event::Closed(CloseReason::Rejected { reason: "room full: try the next one".into() })));
+    assert!(p
+        .client_events
+        .contains(&Event::Closed(CloseReason::Rejected {
+            reason: "room full: try the next one".into()
+        })));
     // A long reason is cut to what a padded HELLO (128 bytes) allows.
     let mut p = Pair::over(NetworkProfile::lan(), SEED);
     p.accept = AcceptPolicy::Reject("é".repeat(200));
@@ -244,5 +358,8 @@ fn a_padded_hello_has_room_for_the_whole_reason() {
         Event::Closed(CloseReason::Rejected { reason }) => Some(reason.clone()),
         _ => None,
     });
-    assert_eq!(reason, Some("é".repeat((wire::HELLO_MIN_LEN - wire::HANDSHAKE_REPLY_HEADER_LEN - 1) / 2)));
+    assert_eq!(
+        reason,
+        Some("é".repeat((wire::HELLO_MIN_LEN - wire::HANDSHAKE_REPLY_HEADER_LEN - 1) / 2))
+    );
 }

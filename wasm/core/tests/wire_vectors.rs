@@ -4,9 +4,14 @@
 //! WIRE.md alone.
 
 use ricochet_core::ack::ReceivedPackets;
-use ricochet_core::auth::{welcome_number, Direction, Nonce, SessionKey, TagKey, TAG_LEN, TAG_OFFSET};
+use ricochet_core::auth::{
+    welcome_number, Direction, Nonce, SessionKey, TagKey, TAG_LEN, TAG_OFFSET,
+};
 use ricochet_core::fec;
-use ricochet_core::wire::{self, decode_frame, decode_handshake, AckRanges, ChannelKind, Frame, Handshake, MessageIter, Reader, Writer};
+use ricochet_core::wire::{
+    self, decode_frame, decode_handshake, AckRanges, ChannelKind, Frame, Handshake, MessageIter,
+    Reader, Writer,
+};
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -96,7 +101,9 @@ enum Seal {
 
 /// A DATA packet from the client, numbered `pn`, with the tag filled in.
 fn up(pn: u64, f: impl FnOnce(&mut Writer) -> bool) -> (Vec<u8>, Seal) {
-    sealed(Seal::Up(pn), |w| wire::encode_data_header(w, 0x1234_5678, pn) && f(w))
+    sealed(Seal::Up(pn), |w| {
+        wire::encode_data_header(w, 0x1234_5678, pn) && f(w)
+    })
 }
 
 fn sealed(seal: Seal, f: impl FnOnce(&mut Writer) -> bool) -> (Vec<u8>, Seal) {
@@ -140,7 +147,9 @@ fn messages(w: &mut Writer, channel: u8, first_seq: u16, msgs: &[&[u8]]) -> bool
 /// wire) and the REPAIR that rebuilds either from the other.
 fn repair_group() -> [(Vec<u8>, Seal); 3] {
     let a = up(65_535, |w| messages(w, 0, 41, &[b"first"]));
-    let b = up(65_536, |w| w.put_u8(wire::FRAME_PING) && messages(w, 0, 42, &[b"second, longer"]));
+    let b = up(65_536, |w| {
+        w.put_u8(wire::FRAME_PING) && messages(w, 0, 42, &[b"second, longer"])
+    });
     let mut parity = Vec::new();
     fec::parity::xor_image(&mut parity, &a.0[wire::DATA_HEADER_LEN..]);
     fec::parity::xor_image(&mut parity, &b.0[wire::DATA_HEADER_LEN..]);
@@ -157,8 +166,28 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
         acks.insert(pn, 1_000);
     }
     vec![
-        ("hello", plain(build(|w| wire::encode_hello(w, id, &[ChannelKind::ReliableOrdered, ChannelKind::UnreliableSequenced, ChannelKind::Unreliable], &TEST_KEY, b"token")))),
-        ("hello_empty_payload", plain(build(|w| wire::encode_hello(w, 1, &[ChannelKind::ReliableUnordered], &TEST_KEY, b"")))),
+        (
+            "hello",
+            plain(build(|w| {
+                wire::encode_hello(
+                    w,
+                    id,
+                    &[
+                        ChannelKind::ReliableOrdered,
+                        ChannelKind::UnreliableSequenced,
+                        ChannelKind::Unreliable,
+                    ],
+                    &TEST_KEY,
+                    b"token",
+                )
+            })),
+        ),
+        (
+            "hello_empty_payload",
+            plain(build(|w| {
+                wire::encode_hello(w, 1, &[ChannelKind::ReliableUnordered], &TEST_KEY, b"")
+            })),
+        ),
         (
             "hello_padded",
             plain(build(|w| {
@@ -167,16 +196,40 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
                 ok && w.len() == wire::HELLO_MIN_LEN
             })),
         ),
-        ("welcome", sealed(Seal::Down(welcome_number(&TEST_NONCE)), |w| wire::encode_welcome(w, id, &TEST_NONCE))),
-        ("reject", sealed(Seal::Down(0), |w| wire::encode_reject(w, id, "room \"full\"".as_bytes()))),
+        (
+            "welcome",
+            sealed(Seal::Down(welcome_number(&TEST_NONCE)), |w| {
+                wire::encode_welcome(w, id, &TEST_NONCE)
+            }),
+        ),
+        (
+            "reject",
+            sealed(Seal::Down(0), |w| {
+                wire::encode_reject(w, id, "room \"full\"".as_bytes())
+            }),
+        ),
         ("data_ping", up(0, |w| w.put_u8(wire::FRAME_PING))),
         ("data_empty", up(65_535, |_| true)),
-        ("data_messages_run", up(7, |w| messages(w, 0, 65_534, &[b"a", b"", b"xyz"]))),
-        ("data_two_byte_length", up(70_000, |w| messages(w, 3, 9, &[&long]))),
+        (
+            "data_messages_run",
+            up(7, |w| messages(w, 0, 65_534, &[b"a", b"", b"xyz"])),
+        ),
+        (
+            "data_two_byte_length",
+            up(70_000, |w| messages(w, 3, 9, &[&long])),
+        ),
         ("data_ack_ranges", up(3, |w| acks.encode_ack(w, 1_500))),
-        ("data_fragment", up(4, |w| wire::encode_fragment(w, 1, 300, 2, 3, b"tail"))),
+        (
+            "data_fragment",
+            up(4, |w| wire::encode_fragment(w, 1, 300, 2, 3, b"tail")),
+        ),
         ("data_close", up(5, |w| wire::encode_close(w, 4000, b"bye"))),
-        ("data_from_server", sealed(Seal::Down(1 << 32), |w| wire::encode_data_header(w, id, 1 << 32) && w.put_u8(wire::FRAME_PING))),
+        (
+            "data_from_server",
+            sealed(Seal::Down(1 << 32), |w| {
+                wire::encode_data_header(w, id, 1 << 32) && w.put_u8(wire::FRAME_PING)
+            }),
+        ),
         (
             "data_mixed",
             up(6, |w| {
@@ -189,32 +242,127 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
         ("protected_a", protected_a),
         ("protected_b", protected_b),
         ("data_repair", repair),
-        ("data_loss_report", up(8, |w| acks.encode_ack(w, 1_000) && wire::encode_loss_report(w, 3277, 16384))),
-        ("data_path_challenge", sealed(Seal::Down(9), |w| wire::encode_data_header(w, id, 9) && wire::encode_path_frame(w, wire::FRAME_PATH_CHALLENGE, &[0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7]))),
-        ("data_path_response", up(10, |w| acks.encode_ack(w, 1_000) && wire::encode_path_frame(w, wire::FRAME_PATH_RESPONSE, &[0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7]))),
+        (
+            "data_loss_report",
+            up(8, |w| {
+                acks.encode_ack(w, 1_000) && wire::encode_loss_report(w, 3277, 16384)
+            }),
+        ),
+        (
+            "data_path_challenge",
+            sealed(Seal::Down(9), |w| {
+                wire::encode_data_header(w, id, 9)
+                    && wire::encode_path_frame(
+                        w,
+                        wire::FRAME_PATH_CHALLENGE,
+                        &[0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7],
+                    )
+            }),
+        ),
+        (
+            "data_path_response",
+            up(10, |w| {
+                acks.encode_ack(w, 1_000)
+                    && wire::encode_path_frame(
+                        w,
+                        wire::FRAME_PATH_RESPONSE,
+                        &[0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7],
+                    )
+            }),
+        ),
         ("invalid_empty", plain(vec![])),
         ("invalid_short_header", plain(vec![0x04, 0x78, 0x56, 0x34])),
         ("invalid_packet_type", plain(vec![0x09, 1, 0, 0, 0, 1, 0])),
-        ("invalid_conn_id_zero", plain([vec![0x02, 0, 0, 0, 0, 3, 0], vec![0; TAG_LEN]].concat())),
-        ("invalid_data_without_tag", plain(vec![0x04, 0x78, 0x56, 0x34, 0x12, 0, 0, 0x02])),
-        ("invalid_welcome_without_tag", plain(vec![0x02, 0x78, 0x56, 0x34, 0x12, 3, 0])),
-        ("invalid_welcome_without_nonce", plain([vec![0x02, 0x78, 0x56, 0x34, 0x12, 3, 0], vec![0; TAG_LEN]].concat())),
-        ("invalid_hello_without_key", plain(vec![0x01, 1, 0, 0, 0, 3, 0, 1, 0, 0])),
+        (
+            "invalid_conn_id_zero",
+            plain([vec![0x02, 0, 0, 0, 0, 3, 0], vec![0; TAG_LEN]].concat()),
+        ),
+        (
+            "invalid_data_without_tag",
+            plain(vec![0x04, 0x78, 0x56, 0x34, 0x12, 0, 0, 0x02]),
+        ),
+        (
+            "invalid_welcome_without_tag",
+            plain(vec![0x02, 0x78, 0x56, 0x34, 0x12, 3, 0]),
+        ),
+        (
+            "invalid_welcome_without_nonce",
+            plain([vec![0x02, 0x78, 0x56, 0x34, 0x12, 3, 0], vec![0; TAG_LEN]].concat()),
+        ),
+        (
+            "invalid_hello_without_key",
+            plain(vec![0x01, 1, 0, 0, 0, 3, 0, 1, 0, 0]),
+        ),
         ("invalid_unknown_frame", plain(bad(&[0x7f]))),
-        ("invalid_truncated_messages", plain(bad(&[0x10, 0, 0, 0, 1, 5, b'a']))),
-        ("invalid_zero_count_messages", plain(bad(&[0x10, 0, 0, 0, 0]))),
-        ("invalid_fragment_index", plain(bad(&[0x11, 0, 0, 0, 2, 2, 0]))),
-        ("invalid_short_middle_fragment", plain(bad(&[0x11, 0, 0, 0, 0, 2, 3, 1, 2, 3]))),
-        ("invalid_fragment_count_one", plain(bad(&[0x11, 0, 0, 0, 0, 1, 0]))),
-        ("invalid_overlong_varint", plain([bad(&[0x03]), vec![0x80; 10], vec![0x01, 0]].concat())),
-        ("invalid_hello_nonzero_padding", plain([build(|w| wire::encode_hello(w, 1, &[ChannelKind::Unreliable], &TEST_KEY, b"")), vec![0, 0, 1]].concat())),
-        ("invalid_hello_kind", plain([vec![0x01, 1, 0, 0, 0, 3, 0, 1, 9], TEST_KEY.to_vec(), vec![0]].concat())),
-        ("invalid_repair_count_zero", plain(bad(&[0x20, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0]))),
-        ("invalid_repair_count_33", plain([bad(&[0x20, 0, 0, 33, 6]), vec![0; 6]].concat())),
-        ("invalid_repair_short_parity", plain(bad(&[0x20, 0, 0, 1, 5, 0, 0, 0, 0, 0]))),
-        ("invalid_truncated_loss_report", plain(bad(&[0x21, 0, 0, 0]))),
-        ("invalid_truncated_path_challenge", plain(bad(&[0x30, 1, 2, 3, 4, 5, 6, 7]))),
-        ("invalid_ack_too_many_ranges", plain([bad(&[0x01, 0, 0, 0, 17, 0]), vec![0; 34]].concat())),
+        (
+            "invalid_truncated_messages",
+            plain(bad(&[0x10, 0, 0, 0, 1, 5, b'a'])),
+        ),
+        (
+            "invalid_zero_count_messages",
+            plain(bad(&[0x10, 0, 0, 0, 0])),
+        ),
+        (
+            "invalid_fragment_index",
+            plain(bad(&[0x11, 0, 0, 0, 2, 2, 0])),
+        ),
+        (
+            "invalid_short_middle_fragment",
+            plain(bad(&[0x11, 0, 0, 0, 0, 2, 3, 1, 2, 3])),
+        ),
+        (
+            "invalid_fragment_count_one",
+            plain(bad(&[0x11, 0, 0, 0, 0, 1, 0])),
+        ),
+        (
+            "invalid_overlong_varint",
+            plain([bad(&[0x03]), vec![0x80; 10], vec![0x01, 0]].concat()),
+        ),
+        (
+            "invalid_hello_nonzero_padding",
+            plain(
+                [
+                    build(|w| wire::encode_hello(w, 1, &[ChannelKind::Unreliable], &TEST_KEY, b"")),
+                    vec![0, 0, 1],
+                ]
+                .concat(),
+            ),
+        ),
+        (
+            "invalid_hello_kind",
+            plain(
+                [
+                    vec![0x01, 1, 0, 0, 0, 3, 0, 1, 9],
+                    TEST_KEY.to_vec(),
+                    vec![0],
+                ]
+                .concat(),
+            ),
+        ),
+        (
+            "invalid_repair_count_zero",
+            plain(bad(&[0x20, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0])),
+        ),
+        (
+            "invalid_repair_count_33",
+            plain([bad(&[0x20, 0, 0, 33, 6]), vec![0; 6]].concat()),
+        ),
+        (
+            "invalid_repair_short_parity",
+            plain(bad(&[0x20, 0, 0, 1, 5, 0, 0, 0, 0, 0])),
+        ),
+        (
+            "invalid_truncated_loss_report",
+            plain(bad(&[0x21, 0, 0, 0])),
+        ),
+        (
+            "invalid_truncated_path_challenge",
+            plain(bad(&[0x30, 1, 2, 3, 4, 5, 6, 7])),
+        ),
+        (
+            "invalid_ack_too_many_ranges",
+            plain([bad(&[0x01, 0, 0, 0, 17, 0]), vec![0; 34]].concat()),
+        ),
     ]
 }
 
@@ -226,14 +374,26 @@ fn render() -> String {
             Some(p) => format!("\"packet\":{p}"),
             None => "\"error\":true".into(),
         };
-        assert_eq!(name.starts_with("invalid_"), body.contains("\"error\""), "vector {name}");
+        assert_eq!(
+            name.starts_with("invalid_"),
+            body.contains("\"error\""),
+            "vector {name}"
+        );
         let seal = match seal {
             Seal::None => String::new(),
             // Decimal strings: a WELCOME's number (its nonce) exceeds 2^53.
-            Seal::Up(n) => format!("\"sealed\":{{\"direction\":\"client_to_server\",\"number\":\"{n}\"}},"),
-            Seal::Down(n) => format!("\"sealed\":{{\"direction\":\"server_to_client\",\"number\":\"{n}\"}},"),
+            Seal::Up(n) => {
+                format!("\"sealed\":{{\"direction\":\"client_to_server\",\"number\":\"{n}\"}},")
+            }
+            Seal::Down(n) => {
+                format!("\"sealed\":{{\"direction\":\"server_to_client\",\"number\":\"{n}\"}},")
+            }
         };
-        out += &format!("  {{\"name\":\"{name}\",\"hex\":\"{}\",{seal}{body}}}{}\n", hex(d), if i + 1 < v.len() { "," } else { "" });
+        out += &format!(
+            "  {{\"name\":\"{name}\",\"hex\":\"{}\",{seal}{body}}}{}\n",
+            hex(d),
+            if i + 1 < v.len() { "," } else { "" }
+        );
     }
     out + "]\n"
 }
@@ -246,14 +406,23 @@ fn wire_vectors_match_committed_file() {
         std::fs::write(path, &fresh).unwrap();
     }
     let committed = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(committed == fresh, "wire format changed: review WIRE.md, then rerun with RICOCHET_BLESS=1");
+    assert!(
+        committed == fresh,
+        "wire format changed: review WIRE.md, then rerun with RICOCHET_BLESS=1"
+    );
 }
 
 #[test]
 fn derived_tag_keys_of_the_test_key() {
     // Pinned here and in the TypeScript suite, which derives them itself.
-    assert_eq!(hex(&TagKey::derive_client(&TEST_KEY, &TEST_NONCE).to_bytes()), CLIENT_TO_SERVER_KEY);
-    assert_eq!(hex(&TagKey::derive(&TEST_KEY, Direction::ServerToClient).to_bytes()), SERVER_TO_CLIENT_KEY);
+    assert_eq!(
+        hex(&TagKey::derive_client(&TEST_KEY, &TEST_NONCE).to_bytes()),
+        CLIENT_TO_SERVER_KEY
+    );
+    assert_eq!(
+        hex(&TagKey::derive(&TEST_KEY, Direction::ServerToClient).to_bytes()),
+        SERVER_TO_CLIENT_KEY
+    );
 }
 
 const CLIENT_TO_SERVER_KEY: &str = "25383fa27eb94628e7ed950e8e11ac8c";

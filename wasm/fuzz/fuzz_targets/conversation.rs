@@ -52,8 +52,11 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use ricochet_core::auth::{welcome_number, Direction, SessionKey, TagKey};
 use ricochet_core::wire::{self, Writer};
-use ricochet_core::pair::insecure_seeded_entropy;
-use ricochet_core::{head_reserve, ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason, Event, FecConfig, SendError, Server, ServerConfig, AMPLIFICATION_FACTOR};
+use ricochet_core::{
+    head_reserve, ChannelConfig, ChannelKind, Config, CongestionKind, Connection, DropReason,
+    Event, FecConfig, SendError, Server, ServerConfig, AMPLIFICATION_FACTOR,
+};
+use ricochet_sim::pair::insecure_seeded_entropy;
 
 /// Most datagrams held in flight per direction (the oldest is lost beyond).
 const MAX_IN_FLIGHT: usize = 2048;
@@ -70,7 +73,6 @@ fn strict(check: &str) -> bool {
     let v = S.get_or_init(|| std::env::var("RICOCHET_FUZZ_SKIP").unwrap_or_default());
     !v.split(',').any(|c| c.trim() == check)
 }
-
 
 /// RICOCHET_FUZZ_TRACE=1 (see the header).
 fn trace() -> bool {
@@ -112,7 +114,7 @@ impl<'a> Input<'a> {
     }
 }
 
-use ricochet_core::payload::payload;
+use ricochet_sim::payload::payload;
 
 /// The counter of an intact payload, or why it is not one.
 fn check(data: &[u8]) -> Result<u32, String> {
@@ -122,7 +124,10 @@ fn check(data: &[u8]) -> Result<u32, String> {
     let n = u32::from_le_bytes(data[0..4].try_into().unwrap());
     let len = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
     if len != data.len() || data != &payload(n, len)[..] {
-        return Err(format!("payload #{n} corrupted (claims {len} bytes, has {})", data.len()));
+        return Err(format!(
+            "payload #{n} corrupted (claims {len} bytes, has {})",
+            data.len()
+        ));
     }
     Ok(n)
 }
@@ -162,7 +167,11 @@ struct Book {
 impl Book {
     fn on_event(&mut self, who: &str, ev: Event, clean: bool) {
         match &ev {
-            Event::Message { channel, data } => trace!("  {who} event Message ch {channel} {} bytes #{:?}", data.len(), check(data)),
+            Event::Message { channel, data } => trace!(
+                "  {who} event Message ch {channel} {} bytes #{:?}",
+                data.len(),
+                check(data)
+            ),
             _ => trace!("  {who} event {ev:?}"),
         }
         assert!(!self.closed, "{who}: event after Closed: {ev:?}");
@@ -170,10 +179,17 @@ impl Book {
             Event::Connected => self.connected = true,
             Event::Message { channel, data } => {
                 if clean && channel == 0 {
-                    let n = check(&data).unwrap_or_else(|e| panic!("{who}: channel 0 over a clean link: {e}"));
+                    let n = check(&data)
+                        .unwrap_or_else(|e| panic!("{who}: channel 0 over a clean link: {e}"));
                     if !self.pinned {
                         // The stream starts at the base of the incarnation it comes from.
-                        self.expect = self.peer_bases.iter().copied().filter(|&b| b <= n).max().unwrap_or(0);
+                        self.expect = self
+                            .peer_bases
+                            .iter()
+                            .copied()
+                            .filter(|&b| b <= n)
+                            .max()
+                            .unwrap_or(0);
                         self.pinned = true;
                     }
                     assert_eq!(n, self.expect, "{who}: channel 0 delivered #{n} out of order (expected #{}; got so far {:?})", self.expect, tail(&self.got));
@@ -183,8 +199,17 @@ impl Book {
             }
             Event::Acked(id) | Event::Lost(id) => {
                 let acked = matches!(ev, Event::Acked(_));
-                let m = self.sent.get_mut(&id).unwrap_or_else(|| panic!("{who}: receipt {ev:?} for a message ID never sent"));
-                assert_eq!(m.receipt, Receipt::Pending, "{who}: second receipt {ev:?} for message {id} (channel {}, #{})", m.channel, m.counter);
+                let m = self
+                    .sent
+                    .get_mut(&id)
+                    .unwrap_or_else(|| panic!("{who}: receipt {ev:?} for a message ID never sent"));
+                assert_eq!(
+                    m.receipt,
+                    Receipt::Pending,
+                    "{who}: second receipt {ev:?} for message {id} (channel {}, #{})",
+                    m.channel,
+                    m.counter
+                );
                 m.receipt = if acked { Receipt::Acked } else { Receipt::Lost };
             }
             Event::Closed(_) => self.closed = true,
@@ -229,7 +254,8 @@ fn config(inp: &mut Input) -> Config {
     let max_datagram_size = [1200usize, 128, 300, 576][(a & 3) as usize];
     let max_message_size = [1024usize, 4096, 16 << 10, 64 << 10][((a >> 2) & 3) as usize];
     let send_buffer_bytes = max_message_size * [1usize, 2, 4, 16][((a >> 4) & 3) as usize];
-    let recv_buffer_bytes = head_reserve(max_message_size) + max_message_size * [0usize, 1, 3, 15][((a >> 6) & 3) as usize];
+    let recv_buffer_bytes = head_reserve(max_message_size)
+        + max_message_size * [0usize, 1, 3, 15][((a >> 6) & 3) as usize];
     let reliable_window = [4096u32, 2, 8, 64][(b & 3) as usize];
     // c & 0x20 doubles as a channel-kind bit: the pairing only correlates the two.
     let congestion = match (b & 4 != 0, c & 0x20 != 0) {
@@ -239,17 +265,28 @@ fn config(inp: &mut Input) -> Config {
     };
     // b & 0x80: FEC latency-first, with a 25 ms target on channel 0 (repair for nearly every packet once loss is reported).
     let fec_first = b & 0x80 != 0;
-    let mut channels = vec![ChannelConfig::reliable_ordered().with_latency_target_us(if fec_first { 25_000 } else { 0 })];
-    let kinds = [ChannelKind::ReliableOrdered, ChannelKind::ReliableUnordered, ChannelKind::UnreliableSequenced, ChannelKind::Unreliable];
+    let mut channels = vec![ChannelConfig::reliable_ordered()
+        .with_latency_target_us(if fec_first { 25_000 } else { 0 })];
+    let kinds = [
+        ChannelKind::ReliableOrdered,
+        ChannelKind::ReliableUnordered,
+        ChannelKind::UnreliableSequenced,
+        ChannelKind::Unreliable,
+    ];
     for i in 0..((b >> 3) & 3) {
         let k = kinds[((c >> (2 * i)) & 3) as usize];
-        let mut ch = ChannelConfig::new(k).with_priority(if c & 0x40 != 0 { 200 - i * 50 } else { 128 });
+        let mut ch =
+            ChannelConfig::new(k).with_priority(if c & 0x40 != 0 { 200 - i * 50 } else { 128 });
         if c & 0x80 != 0 && !k.is_reliable() {
             ch = ch.with_max_age_us(20_000);
         }
         channels.push(ch);
     }
-    let base = if b & 0x20 != 0 { Config::low_latency() } else { Config::default() };
+    let base = if b & 0x20 != 0 {
+        Config::low_latency()
+    } else {
+        Config::default()
+    };
     Config {
         channels,
         max_datagram_size,
@@ -260,7 +297,11 @@ fn config(inp: &mut Input) -> Config {
         congestion,
         max_handshake_payload: max_datagram_size - 64,
         packet_threshold: if b & 0x40 != 0 { 1 } else { 3 },
-        fec: if fec_first { FecConfig::low_latency() } else { base.fec },
+        fec: if fec_first {
+            FecConfig::low_latency()
+        } else {
+            base.fec
+        },
         // d: the ACK cadence and early resend (thin-stream) knobs.
         ack_eliciting_threshold: [2u32, 1, 4, 64][(d & 3) as usize],
         max_ack_delay_us: [base.max_ack_delay_us, 0, 40_000, 200_000][((d >> 2) & 3) as usize],
@@ -277,14 +318,26 @@ impl World {
         let entropy = insecure_seeded_entropy(seed);
         let client = Connection::client(cfg.clone(), 0, &entropy, b"fuzz").unwrap();
         let key: SessionKey = entropy[4..].try_into().unwrap();
-        let server = Server::new(ServerConfig {
-            connection: Config { channels: vec![ChannelConfig::reliable_ordered()], ..cfg.clone() },
-            max_pending: 4,
-            // The top seed bit: a server-wide budget of one connection's, so
-            // spoofed connections and the client's compete for it.
-            recv_budget_bytes: if seed & 0x8000 != 0 { cfg.recv_buffer_bytes } else { ServerConfig::default().recv_budget_bytes.max(cfg.recv_buffer_bytes) },
-            ..ServerConfig::default()
-        }, &ricochet_core::pair::TEST_SERVER_SECRET)
+        let server = Server::new(
+            ServerConfig {
+                connection: Config {
+                    channels: vec![ChannelConfig::reliable_ordered()],
+                    ..cfg.clone()
+                },
+                max_pending: 4,
+                // The top seed bit: a server-wide budget of one connection's, so
+                // spoofed connections and the client's compete for it.
+                recv_budget_bytes: if seed & 0x8000 != 0 {
+                    cfg.recv_buffer_bytes
+                } else {
+                    ServerConfig::default()
+                        .recv_budget_bytes
+                        .max(cfg.recv_buffer_bytes)
+                },
+                ..ServerConfig::default()
+            },
+            &ricochet_sim::pair::TEST_SERVER_SECRET,
+        )
         .unwrap();
         let id = client.id();
         let nchannels = cfg.channels.len() as u8;
@@ -327,12 +380,18 @@ impl World {
             assert!(n <= self.cfg.max_datagram_size);
             if let Some((got, sent)) = self.spoofed.get_mut(&id) {
                 *sent += n as u64;
-                assert!(*sent <= AMPLIFICATION_FACTOR * *got, "a spoofed HELLO of {got} bytes drew {sent}");
+                assert!(
+                    *sent <= AMPLIFICATION_FACTOR * *got,
+                    "a spoofed HELLO of {got} bytes drew {sent}"
+                );
             } else if id == self.id {
                 push(&mut self.link[1], self.buf[..n].to_vec());
             } else {
                 // Only injection can make the server talk to anyone else.
-                assert!(self.dirty, "server transmitted for unknown connection {id:#x}");
+                assert!(
+                    self.dirty,
+                    "server transmitted for unknown connection {id:#x}"
+                );
             }
         }
         let clean = !self.dirty && !self.reincarnated;
@@ -349,7 +408,10 @@ impl World {
                 continue;
             }
             if id != self.id {
-                assert!(self.dirty, "server event for unknown connection {id:#x}: {ev:?}");
+                assert!(
+                    self.dirty,
+                    "server event for unknown connection {id:#x}: {ev:?}"
+                );
                 if matches!(ev, Event::ConnectRequest { .. }) {
                     self.server.reject(now, id, "not in this script");
                 }
@@ -370,7 +432,10 @@ impl World {
                     // Fresh books, but the channel-0 counter keeps counting,
                     // so a client that sees both incarnations' data is caught.
                     let next_counter = self.sb.next_counter;
-                    self.sb = Book { next_counter, ..Book::default() };
+                    self.sb = Book {
+                        next_counter,
+                        ..Book::default()
+                    };
                     self.cb.peer_bases.push(next_counter);
                     accepted = true;
                 }
@@ -390,16 +455,37 @@ impl World {
         // The documented bounds (config.rs, recv_buffer_bytes and recv_budget_bytes).
         let recv_max = cfg.recv_buffer_bytes as u64;
         let total = self.server.receive_buffered_bytes();
-        assert!(total <= self.server.config().recv_budget_bytes, "server receive total {total}");
+        assert!(
+            total <= self.server.config().recv_budget_bytes,
+            "server receive total {total}"
+        );
         if client {
             let s = self.client.stats();
-            assert!(s.send_buffer_bytes <= cfg.send_buffer_bytes as u64, "client send buffer {} > {}", s.send_buffer_bytes, cfg.send_buffer_bytes);
-            assert!(s.recv_buffer_bytes <= recv_max, "client receive buffer {} > {recv_max}", s.recv_buffer_bytes);
+            assert!(
+                s.send_buffer_bytes <= cfg.send_buffer_bytes as u64,
+                "client send buffer {} > {}",
+                s.send_buffer_bytes,
+                cfg.send_buffer_bytes
+            );
+            assert!(
+                s.recv_buffer_bytes <= recv_max,
+                "client receive buffer {} > {recv_max}",
+                s.recv_buffer_bytes
+            );
         }
         if let Some(c) = self.server.connection(self.id).filter(|_| server) {
             let s = c.stats();
-            assert!(s.send_buffer_bytes <= cfg.send_buffer_bytes as u64, "server send buffer {} > {}", s.send_buffer_bytes, cfg.send_buffer_bytes);
-            assert!(s.recv_buffer_bytes <= recv_max, "server receive buffer {} > {recv_max}", s.recv_buffer_bytes);
+            assert!(
+                s.send_buffer_bytes <= cfg.send_buffer_bytes as u64,
+                "server send buffer {} > {}",
+                s.send_buffer_bytes,
+                cfg.send_buffer_bytes
+            );
+            assert!(
+                s.recv_buffer_bytes <= recv_max,
+                "server receive buffer {} > {recv_max}",
+                s.recv_buffer_bytes
+            );
         }
     }
 
@@ -439,27 +525,58 @@ impl World {
     fn send(&mut self, server: bool, channel: u8, len: usize) {
         let now = self.now;
         let book = if server { &mut self.sb } else { &mut self.cb };
-        let counter = if channel == 0 { book.next_counter } else { u32::MAX - channel as u32 };
+        let counter = if channel == 0 {
+            book.next_counter
+        } else {
+            u32::MAX - channel as u32
+        };
         let data = payload(counter, len);
         let len = data.len();
-        let before = if server { self.server.connection(self.id).map(|c| c.stats().send_buffer_bytes) } else { Some(self.client.stats().send_buffer_bytes) };
-        let r = if server { self.server.send(now, self.id, channel, data) } else { self.client.send(now, channel, data) };
-        trace!("  {} send ch {channel} #{counter} {len} bytes -> {:?}", if server { "server" } else { "client" }, r.as_ref().map_err(|e| e.code()));
+        let before = if server {
+            self.server
+                .connection(self.id)
+                .map(|c| c.stats().send_buffer_bytes)
+        } else {
+            Some(self.client.stats().send_buffer_bytes)
+        };
+        let r = if server {
+            self.server.send(now, self.id, channel, data)
+        } else {
+            self.client.send(now, channel, data)
+        };
+        trace!(
+            "  {} send ch {channel} #{counter} {len} bytes -> {:?}",
+            if server { "server" } else { "client" },
+            r.as_ref().map_err(|e| e.code())
+        );
         let book = if server { &mut self.sb } else { &mut self.cb };
         match r {
             Ok(id) => {
                 assert!(channel < self.nchannels);
                 assert!(len <= self.cfg.max_message_size);
-                let prev = book.sent.insert(id, SentMsg { channel, counter, receipt: Receipt::Pending });
+                let prev = book.sent.insert(
+                    id,
+                    SentMsg {
+                        channel,
+                        counter,
+                        receipt: Receipt::Pending,
+                    },
+                );
                 assert!(prev.is_none(), "message ID {id} returned twice");
                 if channel == 0 {
                     book.next_counter += 1;
                 }
             }
-            Err(e) if e.clone().into_message().len() != len => panic!("{e:?}: the refused message was not handed back"),
+            Err(e) if e.clone().into_message().len() != len => {
+                panic!("{e:?}: the refused message was not handed back")
+            }
             Err(SendError::BufferFull(_)) => {
                 if let Some(b) = before {
-                    assert!(b + len as u64 > self.cfg.send_buffer_bytes as u64, "BufferFull with {b} + {len} <= {}", self.cfg.send_buffer_bytes);
+                    assert!(
+                        b + len as u64 > self.cfg.send_buffer_bytes as u64,
+                        "BufferFull with {b} + {len} <= {}",
+                        self.cfg.send_buffer_bytes
+                    );
                 }
             }
             Err(SendError::TooLarge(_)) => assert!(len > self.cfg.max_message_size),
@@ -489,10 +606,22 @@ impl World {
             &d[..d.len().min(24)],
             if d.len() > 24 { ".." } else { "" },
             r.0,
-            if to_server { self.server.connection(self.id).map_or(0, |c| c.stats().recv_buffer_bytes) } else { self.client.stats().recv_buffer_bytes }
+            if to_server {
+                self.server
+                    .connection(self.id)
+                    .map_or(0, |c| c.stats().recv_buffer_bytes)
+            } else {
+                self.client.stats().recv_buffer_bytes
+            }
         );
         if strict("malformed") && r.0 == Err(DropReason::Malformed) {
-            assert_eq!(r.1, r.2, "a datagram dropped as Malformed changed the {} state: {:02x?}", if to_server { "server" } else { "client" }, d);
+            assert_eq!(
+                r.1,
+                r.2,
+                "a datagram dropped as Malformed changed the {} state: {:02x?}",
+                if to_server { "server" } else { "client" },
+                d
+            );
         }
         self.drain_checking(!to_server, to_server);
     }
@@ -670,7 +799,11 @@ impl World {
         }
         // key[1] odd: as many channels as key[2] says (up to 255), often
         // beyond `max_channels`.
-        let nch = if key[1] & 1 == 1 { (key[2] as usize).max(1) } else { 1 };
+        let nch = if key[1] & 1 == 1 {
+            (key[2] as usize).max(1)
+        } else {
+            1
+        };
         let kinds = vec![ChannelKind::ReliableOrdered; nch];
         let mut buf = vec![0u8; 1500];
         let mut w = Writer::new(&mut buf);
@@ -684,7 +817,10 @@ impl World {
         }
         self.drain();
         if !known && nch > self.server.config().max_channels {
-            assert!(self.server.connection(id).is_none(), "a HELLO with {nch} channels opened a connection");
+            assert!(
+                self.server.connection(id).is_none(),
+                "a HELLO with {nch} channels opened a connection"
+            );
         }
     }
 
@@ -707,12 +843,19 @@ impl World {
         }
         let to_server = match kind % 7 {
             0 => {
-                let _ = wire::encode_hello(&mut w, self.id, &[ChannelKind::ReliableOrdered], &key, b"fuzz");
+                let _ = wire::encode_hello(
+                    &mut w,
+                    self.id,
+                    &[ChannelKind::ReliableOrdered],
+                    &key,
+                    b"fuzz",
+                );
                 wire::pad_hello(&mut w);
                 true
             }
             1 => {
-                let _ = wire::encode_data_header(&mut w, self.id, pn) && wire::encode_close(&mut w, 9, b"impostor");
+                let _ = wire::encode_data_header(&mut w, self.id, pn)
+                    && wire::encode_close(&mut w, 9, b"impostor");
                 dir == 0
             }
             2 => {
@@ -751,12 +894,20 @@ impl World {
             if kind & 0x80 != 0 {
                 d[7..15].copy_from_slice(inp.bytes(8).get(..8).unwrap_or(&[0; 8]));
             } else {
-                let dir = if to_server { Direction::ClientToServer } else { Direction::ServerToClient };
+                let dir = if to_server {
+                    Direction::ClientToServer
+                } else {
+                    Direction::ServerToClient
+                };
                 TagKey::derive(&key, dir).seal(&mut d, number);
             }
         }
         let now = self.now;
-        trace!("  impostor → {} {} bytes", if to_server { "server" } else { "client" }, d.len());
+        trace!(
+            "  impostor → {} {} bytes",
+            if to_server { "server" } else { "client" },
+            d.len()
+        );
         if to_server {
             if self.server.connection(self.id).is_none() {
                 return;
@@ -801,13 +952,28 @@ impl World {
         if !(open(&self.cb) && open(&self.sb) && self.client.is_connected()) {
             return;
         }
-        for (who, sender, receiver) in [("client", &self.cb, &self.sb), ("server", &self.sb, &self.cb)] {
-            let lost: Vec<u32> = sender.sent.values().filter(|m| m.channel == 0 && m.receipt == Receipt::Lost).map(|m| m.counter).collect();
-            assert!(lost.is_empty(), "{who}: reliable messages reported Lost on an open connection: {lost:?}");
+        for (who, sender, receiver) in [
+            ("client", &self.cb, &self.sb),
+            ("server", &self.sb, &self.cb),
+        ] {
+            let lost: Vec<u32> = sender
+                .sent
+                .values()
+                .filter(|m| m.channel == 0 && m.receipt == Receipt::Lost)
+                .map(|m| m.counter)
+                .collect();
+            assert!(
+                lost.is_empty(),
+                "{who}: reliable messages reported Lost on an open connection: {lost:?}"
+            );
             // Counted from the sender's current incarnation.
             let base = receiver.peer_bases.last().copied().unwrap_or(0);
             let sent = sender.next_counter - base;
-            let delivered = if receiver.pinned && receiver.expect >= base { receiver.expect - base } else { 0 };
+            let delivered = if receiver.pinned && receiver.expect >= base {
+                receiver.expect - base
+            } else {
+                0
+            };
             assert_eq!(delivered, sent, "{who} sent {sent} channel-0 messages (from #{base}), all Acked, but the peer delivered {delivered}");
         }
     }

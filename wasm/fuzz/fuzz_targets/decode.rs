@@ -16,10 +16,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ricochet_core::wire::{self, decode_frame, decode_handshake, peek_conn_id, Frame, Handshake, Reader, Writer};
 use ricochet_core::auth::{Direction, SessionKey, TagKey};
-use ricochet_core::pair::insecure_seeded_entropy;
+use ricochet_core::wire::{
+    self, decode_frame, decode_handshake, peek_conn_id, Frame, Handshake, Reader, Writer,
+};
 use ricochet_core::{Config, Connection, Event, Server, ServerConfig};
+use ricochet_sim::pair::insecure_seeded_entropy;
 
 const SEED: u64 = 0x5eed;
 
@@ -41,9 +43,19 @@ fn decoders(data: &[u8]) {
         let mut buf = vec![0u8; data.len() + 16];
         let mut w = Writer::new(&mut buf);
         let ok = match &hs {
-            Handshake::Hello { conn_id, channels, key, payload, .. } => wire::encode_hello(&mut w, *conn_id, channels, key, payload),
-            Handshake::Welcome { conn_id, nonce, .. } => wire::encode_welcome(&mut w, *conn_id, nonce),
-            Handshake::Reject { conn_id, reason, .. } => wire::encode_reject(&mut w, *conn_id, reason),
+            Handshake::Hello {
+                conn_id,
+                channels,
+                key,
+                payload,
+                ..
+            } => wire::encode_hello(&mut w, *conn_id, channels, key, payload),
+            Handshake::Welcome { conn_id, nonce, .. } => {
+                wire::encode_welcome(&mut w, *conn_id, nonce)
+            }
+            Handshake::Reject {
+                conn_id, reason, ..
+            } => wire::encode_reject(&mut w, *conn_id, reason),
         };
         assert!(ok, "re-encoding a decoded handshake did not fit");
         let n = w.len();
@@ -51,13 +63,47 @@ fn decoders(data: &[u8]) {
         match (&hs, &again) {
             // The encoders always write PROTOCOL_VERSION.
             (
-                Handshake::Hello { conn_id: a, channels: ca, key: ka, payload: pa, .. },
-                Handshake::Hello { conn_id: b, channels: cb, key: kb, payload: pb, .. },
+                Handshake::Hello {
+                    conn_id: a,
+                    channels: ca,
+                    key: ka,
+                    payload: pa,
+                    ..
+                },
+                Handshake::Hello {
+                    conn_id: b,
+                    channels: cb,
+                    key: kb,
+                    payload: pb,
+                    ..
+                },
             ) => {
                 assert_eq!((a, ca, ka, pa), (b, cb, kb, pb));
             }
-            (Handshake::Welcome { conn_id: a, nonce: x, .. }, Handshake::Welcome { conn_id: b, nonce: y, .. }) => assert_eq!((a, x), (b, y)),
-            (Handshake::Reject { conn_id: a, reason: ra, .. }, Handshake::Reject { conn_id: b, reason: rb, .. }) => {
+            (
+                Handshake::Welcome {
+                    conn_id: a,
+                    nonce: x,
+                    ..
+                },
+                Handshake::Welcome {
+                    conn_id: b,
+                    nonce: y,
+                    ..
+                },
+            ) => assert_eq!((a, x), (b, y)),
+            (
+                Handshake::Reject {
+                    conn_id: a,
+                    reason: ra,
+                    ..
+                },
+                Handshake::Reject {
+                    conn_id: b,
+                    reason: rb,
+                    ..
+                },
+            ) => {
                 assert_eq!((a, ra), (b, rb));
             }
             _ => panic!("handshake type changed on re-encode: {hs:?} -> {again:?}"),
@@ -82,10 +128,22 @@ fn frame_loop(body: &[u8]) {
                 match f {
                     Frame::Messages { count, body, .. } => {
                         assert!(count >= 1);
-                        assert_eq!(wire::MessageIter::new(body).count(), count, "MessageIter disagrees with count");
+                        assert_eq!(
+                            wire::MessageIter::new(body).count(),
+                            count,
+                            "MessageIter disagrees with count"
+                        );
                     }
-                    Frame::Ack { ranges, range_count, .. } => {
-                        assert_eq!(wire::AckRanges::new(ranges).count(), range_count, "AckRanges disagrees with count");
+                    Frame::Ack {
+                        ranges,
+                        range_count,
+                        ..
+                    } => {
+                        assert_eq!(
+                            wire::AckRanges::new(ranges).count(),
+                            range_count,
+                            "AckRanges disagrees with count"
+                        );
                     }
                     Frame::Fragment { index, count, .. } => assert!(count >= 2 && index < count),
                     Frame::Repair { count, parity, .. } => {
@@ -95,7 +153,11 @@ fn frame_loop(body: &[u8]) {
                             assert!(b.len() + 6 <= parity.len());
                         }
                     }
-                    Frame::Ping | Frame::Close { .. } | Frame::LossReport { .. } | Frame::PathChallenge(_) | Frame::PathResponse(_) => {}
+                    Frame::Ping
+                    | Frame::Close { .. }
+                    | Frame::LossReport { .. }
+                    | Frame::PathChallenge(_)
+                    | Frame::PathResponse(_) => {}
                 }
             }
             Err(_) => break,
@@ -127,11 +189,18 @@ fn small_config() -> Config {
 impl Victims {
     fn new() -> Victims {
         let cfg = small_config();
-        let scfg = ServerConfig { connection: cfg.clone(), max_pending: 4, max_connections: 4, ..ServerConfig::default() };
-        let connecting = Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED), b"hi").unwrap();
-        let mut connected = Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED + 1), b"hi").unwrap();
-        let mut live = Server::new(scfg.clone(), &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
-        let fresh = Server::new(scfg, &ricochet_core::pair::TEST_SERVER_SECRET).unwrap();
+        let scfg = ServerConfig {
+            connection: cfg.clone(),
+            max_pending: 4,
+            max_connections: 4,
+            ..ServerConfig::default()
+        };
+        let connecting =
+            Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED), b"hi").unwrap();
+        let mut connected =
+            Connection::client(cfg.clone(), 0, &insecure_seeded_entropy(SEED + 1), b"hi").unwrap();
+        let mut live = Server::new(scfg.clone(), &ricochet_sim::pair::TEST_SERVER_SECRET).unwrap();
+        let fresh = Server::new(scfg, &ricochet_sim::pair::TEST_SERVER_SECRET).unwrap();
         let mut buf = vec![0u8; 1500];
         // Handshake `connected` with `live` over a perfect link.
         let live_id = connected.id();
@@ -155,15 +224,33 @@ impl Victims {
         while live.poll_transmit(0, &mut buf).is_some() {}
         while connected.poll_event().is_some() {}
         while live.poll_event().is_some() {}
-        Victims { connecting, connected, fresh, live, live_id, now: 0, buf }
+        Victims {
+            connecting,
+            connected,
+            fresh,
+            live,
+            live_id,
+            now: 0,
+            buf,
+        }
     }
 
     fn feed(&mut self, flags: u8, bytes: &[u8]) {
         self.now += 1 + (flags as u64 >> 4) * 2_000;
         let now = self.now;
-        let targets: [u32; 4] = [self.connecting.id(), self.connected.id(), self.connecting.id(), self.live_id];
+        let targets: [u32; 4] = [
+            self.connecting.id(),
+            self.connected.id(),
+            self.connecting.id(),
+            self.live_id,
+        ];
         // Who each target hears from: the direction and key its peer tags with.
-        let peers = [(Direction::ServerToClient, SEED), (Direction::ServerToClient, SEED + 1), (Direction::ClientToServer, SEED), (Direction::ClientToServer, SEED + 1)];
+        let peers = [
+            (Direction::ServerToClient, SEED),
+            (Direction::ServerToClient, SEED + 1),
+            (Direction::ClientToServer, SEED),
+            (Direction::ClientToServer, SEED + 1),
+        ];
         for (i, &id) in targets.iter().enumerate() {
             let mut d = Vec::with_capacity(bytes.len() + wire::DATA_HEADER_LEN);
             if flags & 0x02 != 0 {
@@ -202,7 +289,11 @@ impl Victims {
             while c.poll_event().is_some() {}
             let s = c.stats();
             assert!(s.send_buffer_bytes <= c.config().send_buffer_bytes as u64);
-            assert!(s.recv_buffer_bytes <= c.config().recv_buffer_bytes as u64, "recv buffer {}", s.recv_buffer_bytes);
+            assert!(
+                s.recv_buffer_bytes <= c.config().recv_buffer_bytes as u64,
+                "recv buffer {}",
+                s.recv_buffer_bytes
+            );
         }
         for s in [&mut self.fresh, &mut self.live] {
             if s.poll_timeout().is_some_and(|t| t <= now) {
@@ -218,7 +309,11 @@ impl Victims {
             for id in s.connection_ids().collect::<Vec<_>>() {
                 let st = s.connection(id).unwrap().stats();
                 assert!(st.send_buffer_bytes <= cfg.send_buffer_bytes as u64);
-                assert!(st.recv_buffer_bytes <= cfg.recv_buffer_bytes as u64, "recv buffer {}", st.recv_buffer_bytes);
+                assert!(
+                    st.recv_buffer_bytes <= cfg.recv_buffer_bytes as u64,
+                    "recv buffer {}",
+                    st.recv_buffer_bytes
+                );
             }
         }
     }

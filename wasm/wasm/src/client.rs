@@ -44,13 +44,28 @@ impl Client {
     /// `entropy`: 20 bytes from `crypto.getRandomValues` (connection ID and
     /// session key; see `Connection::client`).
     #[wasm_bindgen(constructor)]
-    pub fn new(config: &ConfigInput, now: f64, entropy: &[u8], handshake: &[u8]) -> Result<Client, JsError> {
-        let entropy: &[u8; CLIENT_ENTROPY_LEN] =
-            entropy.try_into().map_err(|_| JsError::new(&format!("entropy: {} bytes, need {CLIENT_ENTROPY_LEN}", entropy.len())))?;
+    pub fn new(
+        config: &ConfigInput,
+        now: f64,
+        entropy: &[u8],
+        handshake: &[u8],
+    ) -> Result<Client, JsError> {
+        let entropy: &[u8; CLIENT_ENTROPY_LEN] = entropy.try_into().map_err(|_| {
+            JsError::new(&format!(
+                "entropy: {} bytes, need {CLIENT_ENTROPY_LEN}",
+                entropy.len()
+            ))
+        })?;
         let cfg = config.to_config();
         let tx = vec![0; cfg.max_datagram_size];
-        let conn = Connection::client(cfg, micros(now), entropy, handshake).map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(Client { conn, io: Scratch::default(), tx, ev: EventSlot::default() })
+        let conn = Connection::client(cfg, micros(now), entropy, handshake)
+            .map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(Client {
+            conn,
+            io: Scratch::default(),
+            tx,
+            ev: EventSlot::default(),
+        })
     }
 
     /// Address of an input buffer of at least `len` bytes (for a datagram or
@@ -104,7 +119,9 @@ impl Client {
     /// Length of the next datagram (at `txPtr`), or -1 when none is due.
     #[wasm_bindgen(js_name = pollTransmit)]
     pub fn poll_transmit(&mut self, now: f64) -> i32 {
-        self.conn.poll_transmit(micros(now), &mut self.tx).map_or(-1, |n| n as i32)
+        self.conn
+            .poll_transmit(micros(now), &mut self.tx)
+            .map_or(-1, |n| n as i32)
     }
 
     #[wasm_bindgen(js_name = txPtr)]
@@ -136,7 +153,9 @@ impl Client {
     /// 3 thrifty; `budget` > 0 overrides the preset's.
     #[wasm_bindgen(js_name = setFec)]
     pub fn set_fec(&mut self, preset: u8, budget: f64) -> Result<(), JsError> {
-        self.conn.set_fec(crate::config::fec_config(preset, budget)).map_err(|e| JsError::new(&e.0))
+        self.conn
+            .set_fec(crate::config::fec_config(preset, budget))
+            .map_err(|e| JsError::new(&e.0))
     }
 
     pub fn id(&self) -> u32 {
@@ -157,7 +176,9 @@ impl Client {
     #[cfg(feature = "debug")]
     #[wasm_bindgen(js_name = nextTimer)]
     pub fn next_timer(&self) -> String {
-        self.conn.next_timer().map_or_else(String::new, |(t, at)| format!("{t:?} at {at}"))
+        self.conn
+            .next_timer()
+            .map_or_else(String::new, |(t, at)| format!("{t:?} at {at}"))
     }
 }
 

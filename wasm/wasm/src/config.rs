@@ -75,7 +75,11 @@ impl Default for ConfigInput {
         put(Field::FecBudget, 0.0);
         put(Field::Congestion, 0.0);
         put(Field::MinDatagramSize, c.min_datagram_size as f64);
-        ConfigInput { channels: Vec::new(), values, relay_key: None }
+        ConfigInput {
+            channels: Vec::new(),
+            values,
+            relay_key: None,
+        }
     }
 }
 
@@ -96,14 +100,33 @@ impl ConfigInput {
     /// 2^32, u8 fields keep the low byte); unknown numbers are ignored.
     pub fn set(&mut self, field: u8, value: f64) {
         use Field::*;
-        const U32: [Field; 9] = [MaxDatagramSize, MinDatagramSize, MaxMessageSize, SendBufferBytes, RecvBufferBytes, ReliableWindow, MaxConnections, MaxChannels, RecvBudgetBytes];
-        let Some(v) = self.values.get_mut(field as usize) else { return };
+        const U32: [Field; 9] = [
+            MaxDatagramSize,
+            MinDatagramSize,
+            MaxMessageSize,
+            SendBufferBytes,
+            RecvBufferBytes,
+            ReliableWindow,
+            MaxConnections,
+            MaxChannels,
+            RecvBudgetBytes,
+        ];
+        let Some(v) = self.values.get_mut(field as usize) else {
+            return;
+        };
         // ToUint32 of the number, as the JS -> wasm i32 conversion did
         // (exact below 2^63 in magnitude; the SDK's checks stay far below).
-        let wrapped = if value.is_finite() { value as i64 as u32 } else { 0 };
+        let wrapped = if value.is_finite() {
+            value as i64 as u32
+        } else {
+            0
+        };
         *v = if U32.iter().any(|&f| f as u8 == field) {
             wrapped as f64
-        } else if field == FecPreset as u8 || field == Congestion as u8 || field == StrictChannels as u8 {
+        } else if field == FecPreset as u8
+            || field == Congestion as u8
+            || field == StrictChannels as u8
+        {
             wrapped as u8 as f64
         } else {
             value
@@ -113,10 +136,22 @@ impl ConfigInput {
     /// Declare a channel: kind 0 reliable-ordered, 1 reliable-unordered,
     /// 2 unreliable-sequenced, 3 unreliable.
     #[wasm_bindgen(js_name = addChannel)]
-    pub fn add_channel(&mut self, kind: u8, priority: u8, max_age_us: f64, latency_target_us: f64) -> Result<(), JsError> {
-        let kind = ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
+    pub fn add_channel(
+        &mut self,
+        kind: u8,
+        priority: u8,
+        max_age_us: f64,
+        latency_target_us: f64,
+    ) -> Result<(), JsError> {
+        let kind =
+            ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
         let latency_target_us = crate::micros(latency_target_us);
-        self.channels.push(ChannelConfig { kind, priority, max_age_us: crate::micros(max_age_us), latency_target_us });
+        self.channels.push(ChannelConfig {
+            kind,
+            priority,
+            max_age_us: crate::micros(max_age_us),
+            latency_target_us,
+        });
         Ok(())
     }
 
@@ -125,7 +160,9 @@ impl ConfigInput {
     #[cfg(feature = "server")]
     #[wasm_bindgen(js_name = setRelayKey)]
     pub fn set_relay_key(&mut self, key: &[u8]) -> Result<(), JsError> {
-        let key: [u8; 32] = key.try_into().map_err(|_| JsError::new("relayKey must be 32 bytes"))?;
+        let key: [u8; 32] = key
+            .try_into()
+            .map_err(|_| JsError::new("relayKey must be 32 bytes"))?;
         self.relay_key = Some(key);
         Ok(())
     }
@@ -155,7 +192,11 @@ impl ConfigInput {
             handshake_timeout_us: crate::micros(v(Field::HandshakeTimeoutUs)),
             max_ack_delay_us: crate::micros(v(Field::MaxAckDelayUs)),
             fec: fec_config(self.u8(Field::FecPreset), v(Field::FecBudget)),
-            congestion: if self.u8(Field::Congestion) == 1 { CongestionKind::NewReno } else { CongestionKind::Bbr },
+            congestion: if self.u8(Field::Congestion) == 1 {
+                CongestionKind::NewReno
+            } else {
+                CongestionKind::Bbr
+            },
             ..Config::default()
         };
         if !self.channels.is_empty() {

@@ -106,7 +106,12 @@ pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
         s.channels.len() as f64,
     ];
     for c in &s.channels {
-        v.extend_from_slice(&[c.messages_sent as f64, c.messages_delivered as f64, c.queued_messages as f64, c.unacked_messages as f64]);
+        v.extend_from_slice(&[
+            c.messages_sent as f64,
+            c.messages_delivered as f64,
+            c.queued_messages as f64,
+            c.unacked_messages as f64,
+        ]);
     }
     v
 }

@@ -8,15 +8,11 @@
 mod client;
 mod config;
 mod events;
-#[cfg(feature = "sim")]
-mod link;
 #[cfg(feature = "server")]
 mod server;
 
 pub use client::Client;
 pub use config::ConfigInput;
-#[cfg(feature = "sim")]
-pub use link::Link;
 #[cfg(feature = "server")]
 pub use server::Server;
 

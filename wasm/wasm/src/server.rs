@@ -28,9 +28,20 @@ impl Server {
     pub fn new(config: &ConfigInput, secret: &[u8]) -> Result<Server, JsError> {
         let cfg = config.to_server_config();
         let tx = vec![0; cfg.connection.max_datagram_size];
-        let secret: &ricochet_core::ServerSecret = secret.try_into().map_err(|_| JsError::new("server secret: expected 32 bytes"))?;
+        let secret: &ricochet_core::ServerSecret = secret
+            .try_into()
+            .map_err(|_| JsError::new("server secret: expected 32 bytes"))?;
         let server = CoreServer::new(cfg, secret).map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(Server { server, io: Scratch::default(), tx, tx_conn: 0, ev: EventSlot::default(), ev_conn: 0, last_drop: 0, path_conn: 0 })
+        Ok(Server {
+            server,
+            io: Scratch::default(),
+            tx,
+            tx_conn: 0,
+            ev: EventSlot::default(),
+            ev_conn: 0,
+            last_drop: 0,
+            path_conn: 0,
+        })
     }
 
     #[wasm_bindgen(js_name = ioReserve)]
@@ -134,7 +145,10 @@ impl Server {
 
     /// Stats of one connection (empty if unknown).
     pub fn stats(&self, conn: u32) -> Vec<f64> {
-        self.server.connection(conn).map(|c| stats_vec(&c.stats())).unwrap_or_default()
+        self.server
+            .connection(conn)
+            .map(|c| stats_vec(&c.stats()))
+            .unwrap_or_default()
     }
 
     /// Switch FEC for one connection (see `Client::set_fec`); false if unknown.

@@ -143,11 +143,13 @@ impl Bbr {
         }
     }
 
+    #[cfg(test)]
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
     /// Bottleneck bandwidth estimate, bytes/s (0 before a sample).
+    #[cfg(test)]
     pub fn bandwidth(&self) -> u64 {
         self.btlbw.get()
     }
@@ -166,19 +168,23 @@ impl Bbr {
         // Saturating u64 (not u128) arithmetic: this runs on every ack.
         let bdp = bw.saturating_mul(self.min_rtt) / MICROS_PER_SEC;
         let target = bdp.saturating_mul(gain) / UNIT;
-        target.saturating_add(ACK_AGGREGATION_DATAGRAMS * self.max_datagram).max(self.min_cwnd())
+        target
+            .saturating_add(ACK_AGGREGATION_DATAGRAMS * self.max_datagram)
+            .max(self.min_cwnd())
     }
 
     /// Startup's rate before any delivery sample: the initial window per RTT.
     fn initial_rate(&self, rtt: &RttEstimator) -> u64 {
         let srtt = rtt.smoothed().max(1);
-        let rate = (INITIAL_CWND_DATAGRAMS * self.max_datagram).saturating_mul(MICROS_PER_SEC) / srtt;
+        let rate =
+            (INITIAL_CWND_DATAGRAMS * self.max_datagram).saturating_mul(MICROS_PER_SEC) / srtt;
         rate.saturating_mul(HIGH_GAIN) / UNIT
     }
 
     fn on_round_end(&mut self) {
         let total = self.round_lost + self.round_acked;
-        let heavy = self.round_lost >= HEAVY_LOSS_MIN_DATAGRAMS * self.max_datagram && self.round_lost.saturating_mul(UNIT) > total.saturating_mul(HEAVY_LOSS_PERMILLE);
+        let heavy = self.round_lost >= HEAVY_LOSS_MIN_DATAGRAMS * self.max_datagram
+            && self.round_lost.saturating_mul(UNIT) > total.saturating_mul(HEAVY_LOSS_PERMILLE);
         if heavy && self.round_max_rate > 0 {
             // The bottleneck is full: believe what it delivered, not the
             // peak it delivered before (BBR v1 would overrun it for ten rounds).
@@ -212,7 +218,10 @@ impl Bbr {
 
     /// Startup: the first RTTs of this round all sat behind a queue.
     fn check_startup_queue(&mut self, app_limited: bool) {
-        if self.mode != Mode::Startup || app_limited || self.round_rtt_samples < STARTUP_QUEUE_SAMPLES {
+        if self.mode != Mode::Startup
+            || app_limited
+            || self.round_rtt_samples < STARTUP_QUEUE_SAMPLES
+        {
             return;
         }
         let threshold = (self.min_rtt / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US);
@@ -248,7 +257,9 @@ impl Bbr {
         let next = match self.pacing_gain {
             UNIT => full_length,
             // Probe until the extra is in flight (or loss says there is no room).
-            g if g > UNIT => full_length && (self.lost_since_ack || prior_in_flight >= self.target_cwnd(g)),
+            g if g > UNIT => {
+                full_length && (self.lost_since_ack || prior_in_flight >= self.target_cwnd(g))
+            }
             // Drain until the queue the probe built is gone.
             _ => full_length || in_flight <= self.target_cwnd(UNIT),
         };
@@ -260,7 +271,8 @@ impl Bbr {
     }
 
     fn update_min_rtt(&mut self, now: u64, ack: &AckEvent) {
-        let expired = self.min_rtt != 0 && now > self.min_rtt_stamp.saturating_add(MIN_RTT_WINDOW_US);
+        let expired =
+            self.min_rtt != 0 && now > self.min_rtt_stamp.saturating_add(MIN_RTT_WINDOW_US);
         if ack.rtt_sampled {
             let sample = ack.rtt.latest().max(1);
             self.round_min_rtt = self.round_min_rtt.min(sample);
@@ -372,7 +384,10 @@ impl CongestionController for Bbr {
     fn on_loss(&mut self, _now: u64, loss: &LossEvent) {
         self.lost_since_ack = true;
         self.round_lost += loss.lost_bytes;
-        self.cwnd = self.cwnd.saturating_sub(loss.lost_bytes).max(self.min_cwnd());
+        self.cwnd = self
+            .cwnd
+            .saturating_sub(loss.lost_bytes)
+            .max(self.min_cwnd());
     }
 
     fn set_max_datagram(&mut self, bytes: u64) {
@@ -384,7 +399,11 @@ impl CongestionController for Bbr {
     }
 
     fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64> {
-        Some(if self.pacing_rate == 0 { self.initial_rate(rtt) } else { self.pacing_rate })
+        Some(if self.pacing_rate == 0 {
+            self.initial_rate(rtt)
+        } else {
+            self.pacing_rate
+        })
     }
 }
 
@@ -397,7 +416,15 @@ mod tests {
 
     /// Feed `rounds` round trips of acks at `rate` bytes/s over a 20 ms RTT,
     /// losing `loss_permille` of each round's bytes. Returns the time reached.
-    fn drive(cc: &mut Bbr, rtt: &mut RttEstimator, start: u64, rounds: u64, rate: u64, loss_permille: u64, delivered: &mut u64) -> u64 {
+    fn drive(
+        cc: &mut Bbr,
+        rtt: &mut RttEstimator,
+        start: u64,
+        rounds: u64,
+        rate: u64,
+        loss_permille: u64,
+        delivered: &mut u64,
+    ) -> u64 {
         let mut now = start;
         let per_round = rate / 50; // bytes per 20 ms
         for _ in 0..rounds {
@@ -407,13 +434,38 @@ mod tests {
                 rtt.update(20_000, 0);
                 let acked = per_round / 10;
                 *delivered += acked;
-                let sample = RateSample { delivered: per_round, interval_us: 20_000, rate: Some(rate), app_limited: false, prior_delivered: if k == 0 { prior } else { prior.saturating_sub(1) } };
-                let ack = AckEvent { acked_bytes: acked, newest_acked_sent_at: now.saturating_sub(20_000), bytes_in_flight: per_round, rtt_sampled: true, rtt, sample: Some(sample), delivered: *delivered };
+                let sample = RateSample {
+                    delivered: per_round,
+                    interval_us: 20_000,
+                    rate: Some(rate),
+                    app_limited: false,
+                    prior_delivered: if k == 0 {
+                        prior
+                    } else {
+                        prior.saturating_sub(1)
+                    },
+                };
+                let ack = AckEvent {
+                    acked_bytes: acked,
+                    newest_acked_sent_at: now.saturating_sub(20_000),
+                    bytes_in_flight: per_round,
+                    rtt_sampled: true,
+                    rtt,
+                    sample: Some(sample),
+                    delivered: *delivered,
+                };
                 cc.on_ack(now, &ack);
             }
             let lost = per_round * loss_permille / 1000;
             if lost > 0 {
-                cc.on_loss(now, &LossEvent { lost_bytes: lost, newest_lost_sent_at: now.saturating_sub(20_000), bytes_in_flight: per_round });
+                cc.on_loss(
+                    now,
+                    &LossEvent {
+                        lost_bytes: lost,
+                        newest_lost_sent_at: now.saturating_sub(20_000),
+                        bytes_in_flight: per_round,
+                    },
+                );
             }
         }
         now
@@ -421,12 +473,33 @@ mod tests {
 
     /// One ack of `acked` bytes at `now` with an RTT sample of `rtt_us` and
     /// `in_flight` left, starting a new round.
-    fn ack(cc: &mut Bbr, rtt: &mut RttEstimator, now: u64, rtt_us: u64, in_flight: u64, delivered: &mut u64) {
+    fn ack(
+        cc: &mut Bbr,
+        rtt: &mut RttEstimator,
+        now: u64,
+        rtt_us: u64,
+        in_flight: u64,
+        delivered: &mut u64,
+    ) {
         rtt.update(rtt_us, 0);
         let prior = *delivered;
         *delivered += MSS;
-        let sample = RateSample { delivered: MSS, interval_us: rtt_us, rate: None, app_limited: true, prior_delivered: prior };
-        let ack = AckEvent { acked_bytes: MSS, newest_acked_sent_at: now.saturating_sub(rtt_us), bytes_in_flight: in_flight, rtt_sampled: true, rtt, sample: Some(sample), delivered: *delivered };
+        let sample = RateSample {
+            delivered: MSS,
+            interval_us: rtt_us,
+            rate: None,
+            app_limited: true,
+            prior_delivered: prior,
+        };
+        let ack = AckEvent {
+            acked_bytes: MSS,
+            newest_acked_sent_at: now.saturating_sub(rtt_us),
+            bytes_in_flight: in_flight,
+            rtt_sampled: true,
+            rtt,
+            sample: Some(sample),
+            delivered: *delivered,
+        };
         cc.on_ack(now, &ack);
     }
 
@@ -462,9 +535,17 @@ mod tests {
         assert_eq!(cc.mode(), Mode::ProbeBw);
         let before = cc.bandwidth();
         drive(&mut cc, &mut rtt, now, 20, 2_500_000, 50, &mut d);
-        assert_eq!(cc.bandwidth(), before, "5 % loss leaves the bandwidth estimate alone");
+        assert_eq!(
+            cc.bandwidth(),
+            before,
+            "5 % loss leaves the bandwidth estimate alone"
+        );
         assert!(cc.pacing_rate(&rtt).unwrap() >= before * 3 / 4);
-        assert!(cc.window() >= 2 * 2_500_000 / 50 * 9 / 10, "window stays near 2 BDP: {}", cc.window());
+        assert!(
+            cc.window() >= 2 * 2_500_000 / 50 * 9 / 10,
+            "window stays near 2 BDP: {}",
+            cc.window()
+        );
     }
 
     #[test]

@@ -109,7 +109,13 @@ impl DeliveryRate {
         let interval_us = self.send_elapsed.max(self.ack_elapsed);
         let rate = (interval_us > 0 && interval_us >= min_rtt_us)
             .then(|| per_second(delivered, interval_us));
-        Some(RateSample { delivered, interval_us, rate, app_limited: self.sample_app_limited, prior_delivered: self.prior_delivered })
+        Some(RateSample {
+            delivered,
+            interval_us,
+            rate,
+            app_limited: self.sample_app_limited,
+            prior_delivered: self.prior_delivered,
+        })
     }
 }
 
@@ -125,12 +131,24 @@ fn per_second(bytes: u64, us: u64) -> u64 {
     let (mut frac, mut rem) = (0u64, 0u64);
     for bit in (0..20).rev() {
         frac *= 2;
-        if rem >= us - rem { rem -= us - rem; frac += 1 } else { rem *= 2 }
+        if rem >= us - rem {
+            rem -= us - rem;
+            frac += 1
+        } else {
+            rem *= 2
+        }
         if MICROS_PER_SEC >> bit & 1 == 1 {
-            if rem >= us - r { rem -= us - r; frac += 1 } else { rem += r }
+            if rem >= us - r {
+                rem -= us - r;
+                frac += 1
+            } else {
+                rem += r
+            }
         }
     }
-    q.checked_mul(MICROS_PER_SEC).and_then(|x| x.checked_add(frac)).unwrap_or(u64::MAX)
+    q.checked_mul(MICROS_PER_SEC)
+        .and_then(|x| x.checked_add(frac))
+        .unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -146,7 +164,16 @@ mod tests {
             x ^= x << 17;
             x >> (x % 64)
         };
-        let edge = [1, 2, 999_999, 1_000_000, u64::MAX / 1_000_000, u64::MAX / 1_000_000 + 1, u64::MAX - 1, u64::MAX];
+        let edge = [
+            1,
+            2,
+            999_999,
+            1_000_000,
+            u64::MAX / 1_000_000,
+            u64::MAX / 1_000_000 + 1,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         let pairs = edge.iter().flat_map(|&a| edge.iter().map(move |&b| (a, b)));
         for (a, b) in pairs.chain((0..100_000).map(|_| (next(), next().max(1)))) {
             let want = u64::try_from(u128::from(a) * 1_000_000 / u128::from(b)).unwrap_or(u64::MAX);
@@ -185,6 +212,9 @@ mod tests {
         d.on_acked(21_000, &b, 1_000, 1000);
         assert!(d.take_sample(10_000).unwrap().app_limited);
         let c = d.on_sent(21_000, 0);
-        assert!(!c.app_limited, "everything in flight at marking was delivered");
+        assert!(
+            !c.app_limited,
+            "everything in flight at marking was delivered"
+        );
     }
 }

@@ -18,7 +18,10 @@ pub struct MaxFilter {
 impl MaxFilter {
     /// Keeps samples for `window` units of the caller's time (e.g. rounds).
     pub fn new(window: u64) -> Self {
-        MaxFilter { window, best: [Sample::default(); 3] }
+        MaxFilter {
+            window,
+            best: [Sample::default(); 3],
+        }
     }
 
     pub fn get(&self) -> u64 {

@@ -52,7 +52,9 @@ pub struct LossEvent {
     pub lost_bytes: u64,
     /// When the newest of them was sent (one congestion event per round trip).
     pub newest_lost_sent_at: u64,
-    /// Bytes still in flight after removing them.
+    /// Bytes still in flight after removing them. No controller reads it
+    /// yet; it is part of what a controller is told (as in `AckEvent`).
+    #[allow(dead_code)]
     pub bytes_in_flight: u64,
 }
 

@@ -34,7 +34,10 @@ impl CongestionController for NewReno {
 
     fn on_ack(&mut self, _now: u64, ack: &AckEvent) {
         // Packets sent before recovery began do not grow the window.
-        if self.recovery_start.is_some_and(|r| ack.newest_acked_sent_at <= r) {
+        if self
+            .recovery_start
+            .is_some_and(|r| ack.newest_acked_sent_at <= r)
+        {
             return;
         }
         let bytes = ack.acked_bytes;
@@ -50,7 +53,10 @@ impl CongestionController for NewReno {
     }
 
     fn on_loss(&mut self, now: u64, loss: &LossEvent) {
-        if self.recovery_start.is_some_and(|r| loss.newest_lost_sent_at <= r) {
+        if self
+            .recovery_start
+            .is_some_and(|r| loss.newest_lost_sent_at <= r)
+        {
             return;
         }
         self.recovery_start = Some(now);
@@ -73,7 +79,11 @@ mod tests {
     use super::*;
 
     fn loss(sent_at: u64) -> LossEvent {
-        LossEvent { lost_bytes: 1000, newest_lost_sent_at: sent_at, bytes_in_flight: 0 }
+        LossEvent {
+            lost_bytes: 1000,
+            newest_lost_sent_at: sent_at,
+            bytes_in_flight: 0,
+        }
     }
 
     #[test]

@@ -36,7 +36,12 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(max_datagram: u64) -> Self {
-        let mut p = Pacer { max_datagram, credit: 0, last: 0, waiting_until: None };
+        let mut p = Pacer {
+            max_datagram,
+            credit: 0,
+            last: 0,
+            waiting_until: None,
+        };
         p.credit = p.capacity(0);
         p
     }
@@ -48,7 +53,8 @@ impl Pacer {
 
     /// Bucket size at `rate` bytes/s, micro-bytes.
     fn capacity(&self, rate: u64) -> i64 {
-        let burst = (BURST_MIN_DATAGRAMS * self.max_datagram).max(rate * BURST_INTERVAL_US / MICROS_PER_SEC);
+        let burst = (BURST_MIN_DATAGRAMS * self.max_datagram)
+            .max(rate * BURST_INTERVAL_US / MICROS_PER_SEC);
         micro_bytes(burst)
     }
 
@@ -69,7 +75,9 @@ impl Pacer {
     /// When a datagram of `bytes` may leave at `rate` bytes/s (None =
     /// unpaced): `now` if the bucket holds enough, else the time it will.
     pub fn release_time(&mut self, now: u64, rate: Option<u64>, bytes: u64) -> u64 {
-        let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else { return now };
+        let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else {
+            return now;
+        };
         self.refill(now, rate);
         let need = micro_bytes(bytes).saturating_sub(self.credit);
         if need <= 0 {
@@ -88,10 +96,15 @@ impl Pacer {
 
     /// A paced datagram of `bytes` left.
     pub fn on_sent(&mut self, now: u64, rate: Option<u64>, bytes: u64) {
-        let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else { return };
+        let Some(rate) = rate.filter(|&r| r > 0).map(|r| r.min(MAX_RATE)) else {
+            return;
+        };
         self.refill(now, rate);
         // Debt is bounded so one unpaced burst cannot stall sending for long.
-        self.credit = self.credit.saturating_sub(micro_bytes(bytes)).max(-self.capacity(rate));
+        self.credit = self
+            .credit
+            .saturating_sub(micro_bytes(bytes))
+            .max(-self.capacity(rate));
     }
 }
 

@@ -30,43 +30,76 @@ impl Default for FecConfig {
 impl FecConfig {
     /// No repair: reliable retransmission alone (S3-style cost, zero bytes).
     pub fn off() -> Self {
-        FecConfig { enabled: false, ..FecConfig::balanced() }
+        FecConfig {
+            enabled: false,
+            ..FecConfig::balanced()
+        }
     }
 
     /// At most 30 % extra bytes; repairs most single losses within a few
     /// packets. Channels with a `latency_target_us` get their repair sent
     /// early enough for it whenever the budget allows.
     pub fn balanced() -> Self {
-        FecConfig { enabled: true, budget: 0.3, target_residual_loss: 0.005, min_loss: 0.002, max_group: 16 }
+        FecConfig {
+            enabled: true,
+            budget: 0.3,
+            target_residual_loss: 0.005,
+            min_loss: 0.002,
+            max_group: 16,
+        }
     }
 
     /// Latency first: up to 110 % extra bytes (a repair per packet, headers
     /// included, at 5 % loss), so nearly every loss is repaired one one-way
     /// delay later.
     pub fn low_latency() -> Self {
-        FecConfig { enabled: true, budget: 1.1, target_residual_loss: 0.001, min_loss: 0.001, max_group: 8 }
+        FecConfig {
+            enabled: true,
+            budget: 1.1,
+            target_residual_loss: 0.001,
+            min_loss: 0.001,
+            max_group: 8,
+        }
     }
 
     /// Bandwidth first: at most 10 % extra, large groups; for bulk transfer
     /// where a round trip matters less than bytes.
     pub fn thrifty() -> Self {
-        FecConfig { enabled: true, budget: 0.1, target_residual_loss: 0.01, min_loss: 0.005, max_group: 32 }
+        FecConfig {
+            enabled: true,
+            budget: 0.1,
+            target_residual_loss: 0.01,
+            min_loss: 0.005,
+            max_group: 32,
+        }
     }
 
     /// Messages print fractions in thousandths (integer formatting: float
     /// formatting would add ~30 KB to the wasm).
     pub fn validate(&self) -> Result<(), String> {
         if !(0.01..=2.0).contains(&self.budget) {
-            return Err(format!("fec.budget: need 0.01..=2.0 repair bytes per protected byte, got {}", milli(self.budget)));
+            return Err(format!(
+                "fec.budget: need 0.01..=2.0 repair bytes per protected byte, got {}",
+                milli(self.budget)
+            ));
         }
         if !(0.0..1.0).contains(&self.target_residual_loss) {
-            return Err(format!("fec.target_residual_loss: need 0..1, got {}", milli(self.target_residual_loss)));
+            return Err(format!(
+                "fec.target_residual_loss: need 0..1, got {}",
+                milli(self.target_residual_loss)
+            ));
         }
         if !(0.0..1.0).contains(&self.min_loss) {
-            return Err(format!("fec.min_loss: need 0..1, got {}", milli(self.min_loss)));
+            return Err(format!(
+                "fec.min_loss: need 0..1, got {}",
+                milli(self.min_loss)
+            ));
         }
         if !(1..=32).contains(&self.max_group) {
-            return Err(format!("fec.max_group: need 1..=32 packets, got {}", self.max_group));
+            return Err(format!(
+                "fec.max_group: need 1..=32 packets, got {}",
+                self.max_group
+            ));
         }
         Ok(())
     }

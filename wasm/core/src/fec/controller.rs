@@ -31,7 +31,9 @@ pub fn group_size(cfg: &FecConfig, loss: f64, burst: f64) -> Option<u8> {
     if !cfg.enabled || loss.is_nan() || loss < cfg.min_loss {
         return None;
     }
-    let k = (1..=cfg.max_group).rev().find(|&k| residual_loss(loss, burst, k as u32) <= cfg.target_residual_loss);
+    let k = (1..=cfg.max_group)
+        .rev()
+        .find(|&k| residual_loss(loss, burst, k as u32) <= cfg.target_residual_loss);
     Some(k.unwrap_or(1))
 }
 

@@ -73,11 +73,19 @@ pub struct RepairEncoder {
 
 impl RepairEncoder {
     pub fn new(config: FecConfig, max_datagram: usize) -> Self {
-        RepairEncoder { config, loss: 0.0, burst: 0.0, reported_at: 0, group: None, credit: 0.0, due: false, max_datagram, spare: Vec::new(), useful_for: None, sent: Default::default() }
-    }
-
-    pub fn config(&self) -> &FecConfig {
-        &self.config
+        RepairEncoder {
+            config,
+            loss: 0.0,
+            burst: 0.0,
+            reported_at: 0,
+            group: None,
+            credit: 0.0,
+            due: false,
+            max_datagram,
+            spare: Vec::new(),
+            useful_for: None,
+            sent: Default::default(),
+        }
     }
 
     /// Switch settings at run time; turning FEC off drops the open group.
@@ -134,7 +142,14 @@ impl RepairEncoder {
     /// a group and earns budget; the connection says no for bulk transfers
     /// without a latency target). `deadline`: when its channels' latency
     /// targets want the repair sent, if they have any.
-    pub fn on_packet_sent(&mut self, now: u64, pn: u64, body: &[u8], carries_messages: bool, deadline: Option<u64>) {
+    pub fn on_packet_sent(
+        &mut self,
+        now: u64,
+        pn: u64,
+        body: &[u8],
+        carries_messages: bool,
+        deadline: Option<u64>,
+    ) {
         let Some(k) = self.group_size() else {
             return;
         };
@@ -156,7 +171,13 @@ impl RepairEncoder {
             }
             let mut parity = core::mem::take(&mut self.spare);
             parity.clear();
-            self.group = Some(Group { first_pn: pn, count: 0, deadline: None, opened_at: now, parity });
+            self.group = Some(Group {
+                first_pn: pn,
+                count: 0,
+                deadline: None,
+                opened_at: now,
+                parity,
+            });
         }
         if carries_messages {
             let cap = (2 * self.max_datagram) as f64;
@@ -224,14 +245,6 @@ impl RepairEncoder {
         self.due
     }
 
-    /// Bytes the due repair's packet needs (0 when none is due).
-    pub fn due_len(&self) -> usize {
-        match &self.group {
-            Some(g) if self.due => g.parity.len() + REPAIR_PACKET_OVERHEAD,
-            _ => 0,
-        }
-    }
-
     /// Take the due repair (its bytes are charged to the budget). Hand the
     /// parity back with `recycle` once written.
     /// `repair_pn` is the packet number the repair will travel in.
@@ -246,7 +259,11 @@ impl RepairEncoder {
             self.sent.pop_front();
         }
         self.sent.push_back((g.first_pn, g.count, repair_pn));
-        Some(Repair { first_pn: g.first_pn, count: g.count, parity: g.parity })
+        Some(Repair {
+            first_pn: g.first_pn,
+            count: g.count,
+            parity: g.parity,
+        })
     }
 
     /// Whether packet `pn` may still be rebuilt by the peer: it is in the
@@ -258,7 +275,11 @@ impl RepairEncoder {
                 return Some(RepairFate::Pending);
             }
         }
-        self.sent.iter().rev().find(|(f, c, _)| (*f..*f + *c as u64).contains(&pn)).map(|&(_, _, rpn)| RepairFate::SentIn(rpn))
+        self.sent
+            .iter()
+            .rev()
+            .find(|(f, c, _)| (*f..*f + *c as u64).contains(&pn))
+            .map(|&(_, _, rpn)| RepairFate::SentIn(rpn))
     }
 
     /// Reuse a written repair's buffer (no allocation per group).
@@ -308,7 +329,10 @@ mod tests {
         let mut e = lossy(FecConfig::low_latency(), 0.01);
         assert!(e.group_size().unwrap() > 1);
         e.on_packet_sent(0, 0, &[1; 400], true, Some(5_000));
-        assert!(!e.is_due(), "one member of a larger group, before its deadline");
+        assert!(
+            !e.is_due(),
+            "one member of a larger group, before its deadline"
+        );
         assert_eq!(e.timer(), Some(5_000));
         e.on_timeout(5_000);
         let r = e.take_repair(0).expect("due at the deadline");

@@ -85,7 +85,11 @@ impl LossMeter {
             return;
         }
         let shift = pn - l;
-        self.seen = if shift < 64 { (self.seen << shift) | 1 } else { 1 };
+        self.seen = if shift < 64 {
+            (self.seen << shift) | 1
+        } else {
+            1
+        };
         self.largest = Some(pn);
         // Packets that just left the slack: judge each by its arrival bit.
         let from = (l + 1).saturating_sub(REORDER_SLACK).max(self.first);

@@ -3,12 +3,12 @@
 //! round trip. Reliable retransmission stays the backstop.
 //!
 //! * [`parity`] — XOR parity over packet bodies, with a check value per member.
-//! * [`encoder`] — sender: groups, budget, repair timing.
-//! * [`controller`] — group size from the measured loss and burstiness.
-//! * [`recovery`] — receiver: stored bodies, pending repairs, rebuilding.
-//! * [`loss_meter`] — receiver: loss and burstiness of arriving packets,
+//! * `encoder` — sender: groups, budget, repair timing.
+//! * `controller` — group size from the measured loss and burstiness.
+//! * `recovery` — receiver: stored bodies, pending repairs, rebuilding.
+//! * `loss_meter` — receiver: loss and burstiness of arriving packets,
 //!   reported to the sender in LOSS_REPORT frames.
-//! * [`config`] — [`FecConfig`] and its presets.
+//! * `config` — [`FecConfig`] and its presets.
 //! * `rebuild_wait` — sender: a lost packet the peer may still rebuild waits
 //!   before its unreliable messages are reported `Lost`.
 //!
@@ -16,23 +16,25 @@
 //! one loss per group) and splitting one message across datagrams so a
 //! repair can leave in the same tick at less than 100 % cost.
 
-pub mod config;
-pub mod controller;
-pub mod encoder;
-pub mod loss_meter;
+// Public: the parity image (WIRE.md's REPAIR frame body; the wire vectors and
+// the decode fuzzer build and check it) and the configuration hosts set.
+mod config;
+mod controller;
+pub(crate) mod encoder;
+pub(crate) mod loss_meter;
 pub mod parity;
 mod rebuild_wait;
-pub mod recovery;
+mod recovery;
 
 pub use config::FecConfig;
-pub use encoder::{Repair, RepairEncoder, RepairFate};
-pub use loss_meter::LossMeter;
+pub(crate) use encoder::{RepairEncoder, RepairFate};
+pub(crate) use loss_meter::LossMeter;
 pub use parity::IMAGE_HEADER;
-pub use recovery::RecoveryBuffer;
+pub(crate) use recovery::RecoveryBuffer;
 
 /// FEC state of one connection: sender and receiver halves.
 #[derive(Debug)]
-pub struct FecState {
+pub(crate) struct FecState {
     pub tx: RepairEncoder,
     pub rx: RecoveryBuffer,
     pub meter: LossMeter,
@@ -42,6 +44,11 @@ pub struct FecState {
 
 impl FecState {
     pub fn new(config: FecConfig, max_datagram: usize) -> Self {
-        FecState { tx: RepairEncoder::new(config, max_datagram), rx: RecoveryBuffer::default(), meter: LossMeter::default(), awaiting: Default::default() }
+        FecState {
+            tx: RepairEncoder::new(config, max_datagram),
+            rx: RecoveryBuffer::default(),
+            meter: LossMeter::default(),
+            awaiting: Default::default(),
+        }
     }
 }

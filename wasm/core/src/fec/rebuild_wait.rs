@@ -34,7 +34,11 @@ impl Connection {
     /// for more data to close it, which a quiet sender may never send. Drop
     /// that group, so the probe's ACK settles the packet (`Lost`).
     pub(crate) fn stop_awaiting_open_group(&mut self) {
-        let open = self.fec.awaiting.iter().any(|a| self.fec.tx.repair_of(a.pn) == Some(RepairFate::Pending));
+        let open = self
+            .fec
+            .awaiting
+            .iter()
+            .any(|a| self.fec.tx.repair_of(a.pn) == Some(RepairFate::Pending));
         if open {
             self.fec.tx.abandon();
         }
@@ -56,7 +60,9 @@ impl Connection {
                 i += 1;
                 continue;
             }
-            let Some(a) = self.fec.awaiting.remove(i) else { break };
+            let Some(a) = self.fec.awaiting.remove(i) else {
+                break;
+            };
             for c in &a.chunks {
                 let ch = &mut self.send[c.channel as usize];
                 let released = if rebuilt {
@@ -88,8 +94,12 @@ fn ack_covers(pn: u64, largest: u64, first_range: u64, ranges: &[u8]) -> bool {
         if pn > hi {
             return false;
         }
-        let Some((gap, len)) = iter.next() else { return false };
-        let Some(next_hi) = lo.checked_sub(gap + 2) else { return false };
+        let Some((gap, len)) = iter.next() else {
+            return false;
+        };
+        let Some(next_hi) = lo.checked_sub(gap + 2) else {
+            return false;
+        };
         hi = next_hi;
         lo = hi.saturating_sub(len);
     }

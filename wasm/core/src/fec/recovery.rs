@@ -53,7 +53,9 @@ impl RecoveryBuffer {
             return;
         }
         while self.bodies.len() >= MAX_BODIES || self.body_bytes + body.len() > MAX_BODY_BYTES {
-            let Some((_, old)) = self.bodies.pop_front() else { break };
+            let Some((_, old)) = self.bodies.pop_front() else {
+                break;
+            };
             self.body_bytes -= old.len();
             self.pool.push(old);
         }
@@ -76,11 +78,19 @@ impl RecoveryBuffer {
         let mut v = self.pool.pop().unwrap_or_default();
         v.clear();
         v.extend_from_slice(parity);
-        self.pending.push_back(PendingRepair { first, count, parity: v });
+        self.pending.push_back(PendingRepair {
+            first,
+            count,
+            parity: v,
+        });
     }
 
     fn body(&self, pn: u64) -> Option<&[u8]> {
-        self.bodies.iter().rev().find(|(p, _)| *p == pn).map(|(_, b)| b.as_slice())
+        self.bodies
+            .iter()
+            .rev()
+            .find(|(p, _)| *p == pn)
+            .map(|(_, b)| b.as_slice())
     }
 
     /// The next packet some repair can rebuild: its number and body (verified
@@ -105,15 +115,23 @@ impl RecoveryBuffer {
             }
             match (usable, n_missing, missing) {
                 (true, 1, Some(lost)) => {
-                    let Some(r) = self.pending.remove(i) else { break };
+                    let Some(r) = self.pending.remove(i) else {
+                        break;
+                    };
                     let mut p = r.parity;
                     let mut consistent = true;
                     for pn in r.first..r.first + r.count as u64 {
                         if pn != lost {
-                            consistent &= self.body(pn).is_some_and(|b| parity::remove_image(&mut p, b));
+                            consistent &= self
+                                .body(pn)
+                                .is_some_and(|b| parity::remove_image(&mut p, b));
                         }
                     }
-                    let body = if consistent { parity::recovered_body(&p).map(|b| b.to_vec()) } else { None };
+                    let body = if consistent {
+                        parity::recovered_body(&p).map(|b| b.to_vec())
+                    } else {
+                        None
+                    };
                     self.pool.push(p);
                     match body {
                         Some(b) => return Some((lost, b)),
@@ -153,7 +171,10 @@ mod tests {
         rb.store(0, 10, bodies[0]);
         assert_eq!(rb.recover(|pn| pn == 10), None);
         rb.store(0, 12, bodies[2]);
-        assert_eq!(rb.recover(|pn| pn == 10 || pn == 12), Some((11, b"one".to_vec())));
+        assert_eq!(
+            rb.recover(|pn| pn == 10 || pn == 12),
+            Some((11, b"one".to_vec()))
+        );
         assert_eq!(rb.recover(|_| true), None, "the repair was used up");
     }
 

@@ -3,8 +3,8 @@
 //! Tests, benchmarks and the browser demo must all mean the same thing by
 //! "wifi" or "S1 bursty", so the conditions are defined once, here, by name.
 
-use super::link::{Link, LinkConfig, LinkStats};
-use super::loss::LossModel;
+use crate::link::{Link, LinkConfig, LinkStats};
+use crate::loss::LossModel;
 use crate::rng::Rng;
 
 /// Conditions of a client-server path, one [`LinkConfig`] per direction

@@ -1,9 +1,9 @@
-use ricochet_core::sim::{self, LinkConfig, LossModel, NetworkProfile};
+use ricochet_sim::{self as sim, LinkConfig, LossModel, NetworkProfile};
 use wasm_bindgen::prelude::*;
 
 use crate::{deadline, micros, Scratch};
 
-/// One direction of the seeded network simulator (see `ricochet_core::sim`).
+/// One direction of the seeded network simulator (see `ricochet_sim::link`).
 #[wasm_bindgen]
 pub struct Link {
     link: sim::Link,
@@ -18,9 +18,18 @@ impl Link {
     /// client-to-server direction.
     #[wasm_bindgen(js_name = fromProfile)]
     pub fn from_profile(name: &str, upstream: bool, seed: f64) -> Result<Link, JsError> {
-        let p = NetworkProfile::by_name(name).ok_or_else(|| JsError::new(&format!("unknown network profile {name:?}")))?;
-        let cfg = if upstream { p.client_to_server } else { p.server_to_client };
-        Ok(Link { link: sim::Link::new(cfg, seed as u64), io: Scratch::default(), out: Vec::new() })
+        let p = NetworkProfile::by_name(name)
+            .ok_or_else(|| JsError::new(&format!("unknown network profile {name:?}")))?;
+        let cfg = if upstream {
+            p.client_to_server
+        } else {
+            p.server_to_client
+        };
+        Ok(Link {
+            link: sim::Link::new(cfg, seed as u64),
+            io: Scratch::default(),
+            out: Vec::new(),
+        })
     }
 
     /// A custom link. `loss` is the mean loss rate; `burst_correlation` > 0
@@ -37,9 +46,21 @@ impl Link {
         rate_bytes_per_sec: f64,
         seed: f64,
     ) -> Result<Link, JsError> {
-        let cfg = config(latency_us, jitter_us, loss, burst_correlation, duplicate, reorder, rate_bytes_per_sec);
+        let cfg = config(
+            latency_us,
+            jitter_us,
+            loss,
+            burst_correlation,
+            duplicate,
+            reorder,
+            rate_bytes_per_sec,
+        );
         cfg.validate().map_err(|e| JsError::new(&e))?;
-        Ok(Link { link: sim::Link::new(cfg, seed as u64), io: Scratch::default(), out: Vec::new() })
+        Ok(Link {
+            link: sim::Link::new(cfg, seed as u64),
+            io: Scratch::default(),
+            out: Vec::new(),
+        })
     }
 
     /// Change the settings live; queued datagrams keep their schedule.
@@ -55,7 +76,15 @@ impl Link {
         reorder: f64,
         rate_bytes_per_sec: f64,
     ) -> Result<(), JsError> {
-        let cfg = config(latency_us, jitter_us, loss, burst_correlation, duplicate, reorder, rate_bytes_per_sec);
+        let cfg = config(
+            latency_us,
+            jitter_us,
+            loss,
+            burst_correlation,
+            duplicate,
+            reorder,
+            rate_bytes_per_sec,
+        );
         cfg.validate().map_err(|e| JsError::new(&e))?;
         self.link.set_config(cfg);
         Ok(())
@@ -97,14 +126,33 @@ impl Link {
     /// reordered, bytes_sent, bytes_delivered, in_flight]
     pub fn stats(&self) -> Vec<f64> {
         let s = self.link.stats();
-        [s.sent, s.delivered, s.lost, s.queue_dropped, s.oversize_dropped, s.duplicated, s.reordered, s.bytes_sent, s.bytes_delivered, s.in_flight]
-            .iter()
-            .map(|&x| x as f64)
-            .collect()
+        [
+            s.sent,
+            s.delivered,
+            s.lost,
+            s.queue_dropped,
+            s.oversize_dropped,
+            s.duplicated,
+            s.reordered,
+            s.bytes_sent,
+            s.bytes_delivered,
+            s.in_flight,
+        ]
+        .iter()
+        .map(|&x| x as f64)
+        .collect()
     }
 }
 
-fn config(latency_us: f64, jitter_us: f64, loss: f64, burst: f64, duplicate: f64, reorder: f64, rate: f64) -> LinkConfig {
+fn config(
+    latency_us: f64,
+    jitter_us: f64,
+    loss: f64,
+    burst: f64,
+    duplicate: f64,
+    reorder: f64,
+    rate: f64,
+) -> LinkConfig {
     let loss = if loss <= 0.0 || loss.is_nan() {
         LossModel::None
     } else if burst > 0.0 {

@@ -24,7 +24,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use super::loss::{LossModel, LossState};
+use crate::loss::{LossModel, LossState};
 use crate::rng::Rng;
 
 const MICROS_PER_SEC: u128 = 1_000_000;

@@ -3,12 +3,11 @@
 //! so a minute of traffic runs in milliseconds. The tests, the demo and the
 //! benchmarks all drive the core through this.
 
-use crate::auth::{ServerSecret, CLIENT_ENTROPY_LEN};
-use crate::config::{Config, ServerConfig};
-use crate::connection::Connection;
-use crate::event::Event;
-use crate::server::{ConnectionId, Server};
-use crate::sim::{Duplex, NetworkProfile};
+use ricochet_core::{
+    Config, Connection, ConnectionId, Event, Server, ServerConfig, ServerSecret, CLIENT_ENTROPY_LEN,
+};
+
+use crate::profile::{Duplex, NetworkProfile};
 
 /// What the pair's server does with connect requests.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,12 +35,21 @@ impl Pair {
         Pair::with_handshake(client, server, profile, seed, b"")
     }
 
-    pub fn with_handshake(client: Config, server: ServerConfig, profile: NetworkProfile, seed: u64, handshake: &[u8]) -> Pair {
-        let max = client.max_datagram_size.max(server.connection.max_datagram_size);
+    pub fn with_handshake(
+        client: Config,
+        server: ServerConfig,
+        profile: NetworkProfile,
+        seed: u64,
+        handshake: &[u8],
+    ) -> Pair {
+        let max = client
+            .max_datagram_size
+            .max(server.connection.max_datagram_size);
         Pair {
             now: 0,
             // Configs come from tests and benches; invalid ones are a bug there.
-            client: Connection::client(client, 0, &insecure_seeded_entropy(seed), handshake).expect("valid client config"),
+            client: Connection::client(client, 0, &insecure_seeded_entropy(seed), handshake)
+                .expect("valid client config"),
             server: Server::new(server, &TEST_SERVER_SECRET).expect("valid server config"),
             net: Duplex::new(profile, seed ^ 0x5eed),
             client_events: Vec::new(),
@@ -102,14 +110,23 @@ impl Pair {
 
     /// Earliest pending deadline of either endpoint or the network.
     pub fn next_deadline(&self) -> Option<u64> {
-        [self.client.poll_timeout(), self.server.poll_timeout(), self.net.poll_timeout()].into_iter().flatten().min()
+        [
+            self.client.poll_timeout(),
+            self.server.poll_timeout(),
+            self.net.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Advance to the next deadline (never past `limit`) and process it.
     /// Returns false when nothing is pending before `limit`.
     pub fn step_until(&mut self, limit: u64) -> bool {
         self.drive();
-        let Some(next) = self.next_deadline() else { return false };
+        let Some(next) = self.next_deadline() else {
+            return false;
+        };
         if next > limit {
             self.now = self.now.max(limit);
             return false;
@@ -160,7 +177,9 @@ impl Pair {
 
     /// Run until the client is connected (panics in tests if it never is).
     pub fn connect(&mut self) -> bool {
-        self.run_while_not(10_000_000, |p| p.client.is_connected() && p.server_conn().is_some())
+        self.run_while_not(10_000_000, |p| {
+            p.client.is_connected() && p.server_conn().is_some()
+        })
     }
 
     /// Messages the client received on `channel`, in order.
