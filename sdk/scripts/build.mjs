@@ -6,14 +6,16 @@
 // ESM (esbuild, code splitting: every entry shares one copy of the classes
 // and of the wasm slots in chunk-*.js):
 //   index.js / server.js / simulator.js   Node & default: the full module embedded
-//                                         (init-node.js), ready at import
+//                                         (init-node.js), ready at import; simulator.js
+//                                         also embeds the simulator's (init-node-sim.js)
 //   browser.js / server.browser.js / simulator.browser.js
 //                                         `browser` condition: ricochet_wasm.wasm
 //                                         (client) or ricochet_full.wasm by URL,
-//                                         top-level await (init-browser-*.js)
+//                                         top-level await (init-browser-*.js);
+//                                         simulator.browser.js also ricochet_sim.wasm
 //   slim.js        the client module by `await init()`
 //   esbuild.js     the esbuild plugin ("@ricochet/sdk/esbuild")
-// CommonJS: node.cjs holds everything (full module embedded); index.cjs,
+// CommonJS: node.cjs holds everything (full and simulator modules embedded); index.cjs,
 // server.cjs, simulator.cjs re-export from it; slim.cjs and esbuild.cjs stand alone.
 // Types: index / server-api / simulator-api / slim .d.ts (+ .d.cts twins), from
 // our own TypeScript (tsc --emitDeclarationOnly); the build fails if they
@@ -31,7 +33,7 @@ const TYPES_TMP = join(DIST, '.types'); // outDir of tsconfig.build.json
 const STAMP = join(DIST, '.build-stamp');
 const WASM_GLUE_DIR = join(SDK, 'wasm');
 // sdk/wasm module -> dist name (the names src/slim.ts and src/entries/browser-*.ts fetch).
-const WASM_FILES = { 'ricochet_client_bg.wasm': 'ricochet_wasm.wasm', 'ricochet_wasm_bg.wasm': 'ricochet_full.wasm' };
+const WASM_FILES = { 'ricochet_client_bg.wasm': 'ricochet_wasm.wasm', 'ricochet_wasm_bg.wasm': 'ricochet_full.wasm', 'ricochet_sim_bg.wasm': 'ricochet_sim.wasm' };
 const WASM_FILE = join(WASM_GLUE_DIR, 'ricochet_client_bg.wasm');
 
 const ESM_ENTRIES = {
@@ -46,6 +48,8 @@ const ESM_ENTRIES = {
   'init-node': 'src/entries/node.ts',
   'init-browser-client': 'src/entries/browser-client.ts',
   'init-browser-full': 'src/entries/browser-full.ts',
+  'init-node-sim': 'src/entries/node-sim.ts',
+  'init-browser-sim': 'src/entries/browser-sim.ts',
 };
 // CommonJS subpaths that re-export node.cjs.
 const CJS_WRAPPERS = ['index', 'server', 'simulator'];
@@ -216,7 +220,7 @@ export async function buildSdk({ force = false } = {}) {
   const size = (f) => `${(statSync(join(DIST, f)).size / 1024).toFixed(1)} KiB`;
   log(
     `built in ${((performance.now() - t0) / 1000).toFixed(1)} s: index.js ${size('index.js')}, node.cjs ${size('node.cjs')}, ` +
-      `browser.js ${size('browser.js')}, ricochet_wasm.wasm (client) ${size('ricochet_wasm.wasm')}, ricochet_full.wasm ${size('ricochet_full.wasm')}`,
+      `browser.js ${size('browser.js')}, ricochet_wasm.wasm (client) ${size('ricochet_wasm.wasm')}, ricochet_full.wasm ${size('ricochet_full.wasm')}, ricochet_sim.wasm ${size('ricochet_sim.wasm')}`,
   );
   return true;
 }

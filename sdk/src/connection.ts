@@ -1,7 +1,6 @@
 // The client connection and its run loop: datagrams and timers in, then
 // drain the core's outputs (transmit, events, next timeout) in that order.
 import { realClock, type Clock } from './clock.js';
-import { CLOSE_KINDS, EV, type CloseKind } from './core.js';
 import type { Heap } from './heap.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, reasonOf, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
@@ -11,11 +10,26 @@ import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
 import { clientWasm, type ClientGlue } from './wasm.js';
+import { CLIENT_STATE, CLOSE_KINDS, DATAGRAM, EV } from './wasm-codes.js';
 
-export interface MessageEvent {
+/**
+ * How a connection ended: closed by this side or the peer, timed out idle or
+ * in the handshake, refused by the server, or its transport died.
+ */
+export type CloseKind = 'local' | 'peer' | 'idle-timeout' | 'handshake-timeout' | 'rejected' | 'transport';
+
+/** The close kind of the core's `eventCloseKind` code. */
+export function closeKindOf(code: number): CloseKind {
+  // Typed here: the generated table may name only kinds this union has.
+  const kinds: Readonly<Record<number, CloseKind | undefined>> = CLOSE_KINDS;
+  return kinds[code] ?? 'local';
+}
+
+/** `Name`: the declared channels' names (see `ConnectionOptions`). */
+export interface MessageEvent<Name extends string = string> {
   channel: number;
   /** The channel's name, if it was declared with one. */
-  channelName?: string;
+  channelName?: Name;
   data: Uint8Array;
 }
 
@@ -30,9 +44,10 @@ export interface CloseEvent {
   relay: RelayClose | null;
 }
 
-export interface ConnectionEvents {
+/** `Name`: the declared channels' names (see `ConnectionOptions`). */
+export interface ConnectionEvents<Name extends string = string> {
   open: void;
-  message: MessageEvent;
+  message: MessageEvent<Name>;
   /** Every packet carrying this message was acknowledged. */
   acked: { id: number };
   /** This message will not be delivered (unreliable loss, staleness, or close). */
@@ -76,7 +91,12 @@ type CoreClient = InstanceType<ClientGlue['Client']>;
 
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
 
-export class Connection extends Emitter<ConnectionEvents> {
+/**
+ * A client connection. `Name` is the union of its channels' names when the
+ * layout is written out (`new Connection(t, { channels: [{ kind, name: 'chat' }] })`):
+ * `send` and `message` events then use only those; otherwise any string.
+ */
+export class Connection<Name extends string = string> extends Emitter<ConnectionEvents<Name>> {
   /** The current transport; null while reconnecting. */
   private current: Transport | null = null;
   /** The last transport attached (kept after close for inspection). */
@@ -91,7 +111,7 @@ export class Connection extends Emitter<ConnectionEvents> {
   private cancelSilence: (() => void) | null = null;
   /** Transports left for a new one, closed once that one is proven. */
   private readonly retired: Transport[] = [];
-  readonly channels: readonly ResolvedChannel[];
+  readonly channels: readonly ResolvedChannel<Name>[];
   private core: CoreClient | null;
   /** Memory of the module `core` lives in. */
   private readonly heap: Heap;
@@ -110,7 +130,7 @@ export class Connection extends Emitter<ConnectionEvents> {
   private readonly opened: Promise<void>;
 
   /** Starts connecting at once over `transport`; await `ready` or listen for `open`. */
-  constructor(transport: Transport, options: ConnectionOptions = {}) {
+  constructor(transport: Transport, options: ConnectionOptions<Name> = {}) {
     super();
     this.last = transport;
     this.channels = resolveChannels(options.channels);
@@ -200,7 +220,7 @@ export class Connection extends Emitter<ConnectionEvents> {
    * later `acked` or `lost` event names. Throws RicochetError (with the
    * message in `data`) if it cannot be queued.
    */
-  send(channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+  send(channel: number | Name, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
     const data = payloadBytes(payload);
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
@@ -268,7 +288,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     // Only a datagram the core took (0) shows the path alive: a forged or
     // unauthenticated one must neither hold off silence detection nor
     // prove a resumed transport.
-    if (core.handleDatagram(this.clock.now(), len) === 0) {
+    if (core.handleDatagram(this.clock.now(), len) === DATAGRAM.TAKEN) {
       this.lastHeardUs = this.clock.now();
       if (this.outage !== null) {
         const r = this.outage.proven();
@@ -339,7 +359,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     const t = this.current;
     if (at >= 0 && (t === null || !(t.canSend?.() ?? true))) at = Math.max(at, this.clock.now() + BLOCKED_RECHECK_US);
     if (at >= 0) this.cancelTimer = this.clock.at(at, () => this.onTimer());
-    else if (core.state() === 3) this.dispose();
+    else if (core.state() === CLIENT_STATE.DRAINED) this.dispose();
   }
 
   private dispatch(core: CoreClient, kind: number): void {
@@ -364,7 +384,7 @@ export class Connection extends Emitter<ConnectionEvents> {
         this.emit('lost', { id: core.eventId() });
         break;
       case EV.CLOSED: {
-        const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
+        const k = closeKindOf(core.eventCloseKind());
         const reason = this.heap.readText(core.eventPtr(), core.eventLen());
         this.finish({ kind: k, code: closeCode(k, reason, this.unheard), closeCode: core.eventCloseCode(), reason, relay: null });
         break;
@@ -376,7 +396,7 @@ export class Connection extends Emitter<ConnectionEvents> {
     if (this.closeEvent !== null) return;
     ev.reason = redactTokens(ev.reason);
     this.closeEvent = ev;
-    this._state = ev.kind === 'local' && this.core?.state() === 2 ? 'closing' : 'closed';
+    this._state = ev.kind === 'local' && this.core?.state() === CLIENT_STATE.CLOSING ? 'closing' : 'closed';
     this.emit('close', ev);
   }
 
@@ -558,7 +578,7 @@ export class Connection extends Emitter<ConnectionEvents> {
 }
 
 /** Connect over a transport and wait until the connection is open. */
-export async function connect(transport: Transport, options: ConnectionOptions = {}): Promise<Connection> {
+export async function connect<Name extends string = string>(transport: Transport, options: ConnectionOptions<Name> = {}): Promise<Connection<Name>> {
   const c = new Connection(transport, options);
   await c.ready;
   return c;

@@ -2,26 +2,7 @@
 // from the generated glue and must not reach the public declarations).
 import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
 import type { ClientGlue } from './wasm.js';
-
-/** ConfigInput field numbers (`Field` in wasm/wasm/src/config.rs). */
-const F = {
-  maxDatagramSize: 0,
-  maxMessageSize: 1,
-  sendBufferBytes: 2,
-  recvBufferBytes: 3,
-  idleTimeoutUs: 5,
-  keepaliveIntervalUs: 6,
-  handshakeTimeoutUs: 7,
-  maxAckDelayUs: 8,
-  maxConnections: 9,
-  maxChannels: 10,
-  recvBudgetBytes: 11,
-  fecPreset: 12,
-  fecBudget: 13,
-  congestion: 14,
-  minDatagramSize: 15,
-  strictChannels: 16,
-} as const;
+import { CONFIG_FIELD as F } from './wasm-codes.js';
 
 /** The field a server sets to 1 to make its channels the only layout clients may declare. */
 export const STRICT_CHANNELS = F.strictChannels;

@@ -9,8 +9,14 @@ interface Held<E> {
   flushing: boolean;
 }
 
+/**
+ * A listener, compared the way methods are (bivariantly), so that an emitter
+ * of narrower events (a `Connection<'chat'>`) still passes for a wider one.
+ */
+type Listener<E> = { bivariant(e: E): void }['bivariant'];
+
 export class Emitter<Events extends { [K in keyof Events]: unknown }> {
-  private handlers: { [K in keyof Events]?: ((e: Events[K]) => void)[] } = {};
+  private handlers: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
   private held: { [K in keyof Events]?: Held<Events[K]> } = {};
 
   on<K extends keyof Events>(type: K, fn: (e: Events[K]) => void): () => void {

@@ -1,6 +1,7 @@
 // Every error the SDK raises carries a stable `code` (listed in ERROR_CODES
 // and in the README's table). Programmer misuse throws synchronously;
 // network failures arrive as `close` events or rejected promises.
+import { SEND_ERRORS } from './wasm-codes.js';
 
 export const ERROR_CODES = {
   RICOCHET_ERR_SEND_BUFFER_FULL: 'The send buffer cannot take this message now; retry after acks drain it.',
@@ -86,12 +87,8 @@ export function redactTokens(text: string): string {
   return text.replace(/([?&]token=)[^&#\s)'"]+/g, '$1[redacted]');
 }
 
-const SEND_CODES: Record<number, ErrorCode> = {
-  [-1]: 'RICOCHET_ERR_SEND_BUFFER_FULL',
-  [-2]: 'RICOCHET_ERR_MESSAGE_TOO_LARGE',
-  [-3]: 'RICOCHET_ERR_UNKNOWN_CHANNEL',
-  [-4]: 'RICOCHET_ERR_NOT_CONNECTED',
-};
+/** The core's negative send results (generated from Rust; typed here, so each must be an ErrorCode). */
+const SEND_CODES: Readonly<Record<number, ErrorCode | undefined>> = SEND_ERRORS;
 
 /** Maps the core's negative send result to an error carrying the message. */
 export function sendError(code: number, data: Uint8Array): RicochetError {

@@ -6,7 +6,7 @@
 import { clientWasm } from './wasm.js';
 
 export { Connection, connect } from './connection.js';
-export type { CloseEvent, ConnectionEvents, ConnectionState, MessageEvent } from './connection.js';
+export type { CloseEvent, CloseKind, ConnectionEvents, ConnectionState, MessageEvent } from './connection.js';
 export { Server, relayAttestKey } from './server.js';
 export type { ConnectRequest, Peer, RelayClaims, ServerEvents, ServerOptions } from './server.js';
 export type { ChannelKind, ChannelOptions, CongestionControl, ConnectionOptions, FecPreset, ResolvedChannel } from './options.js';
@@ -30,7 +30,6 @@ export { NETWORK_PROFILES } from './profiles.js';
 export type { NetworkProfileName } from './profiles.js';
 export { VirtualClock, realClock } from './clock.js';
 export type { Clock } from './clock.js';
-export type { CloseKind } from './core.js';
 
 /** Version of the wire protocol implemented by the bundled core. */
 export function protocolVersion(): number {

@@ -2,13 +2,15 @@
 import { RicochetError } from './errors.js';
 import type { Clock } from './clock.js';
 import type { ResumeOptions } from './resume.js';
+import { CHANNEL_KIND } from './wasm-codes.js';
 
 export type ChannelKind = 'reliable-ordered' | 'reliable-unordered' | 'unreliable-sequenced' | 'unreliable';
 
-export interface ChannelOptions {
+/** A channel as declared; `Name` is its name's type (a literal where the layout is written out). */
+export interface ChannelOptions<Name extends string = string> {
   kind: ChannelKind;
   /** Optional name, usable instead of the index in `send`. */
-  name?: string;
+  name?: Name;
   /** Higher goes first when a datagram has room for only some channels. Default 128. */
   priority?: number;
   /** Unreliable kinds: drop a message not sent within this many ms. Default: never. */
@@ -32,9 +34,14 @@ export const FEC_PRESETS: Record<FecPreset, number> = { off: 0, balanced: 1, 'lo
 export type CongestionControl = 'bbr' | 'newreno';
 export const CONGESTION: Record<CongestionControl, number> = { bbr: 0, newreno: 1 };
 
-export interface ConnectionOptions extends ResumeOptions {
+/**
+ * `Name`: the declared channels' names. Inferred from a layout written in
+ * place (or `as const`), it makes `send` and `channelName` take only those
+ * names, so a misspelt one does not compile; else any string.
+ */
+export interface ConnectionOptions<Name extends string = string> extends ResumeOptions {
   /** Channels by index. Default: one of each kind, in the order of `ChannelKind`. */
-  channels?: (ChannelKind | ChannelOptions)[];
+  channels?: readonly (ChannelKind | ChannelOptions<Name>)[];
   /** Application handshake payload (e.g. a token), ≤ 512 bytes. */
   handshake?: Uint8Array | string;
   /** Largest datagram to send. Default: the transport's, at most 1200. */
@@ -88,7 +95,8 @@ export interface ConnectionOptions extends ResumeOptions {
   seed?: number;
 }
 
-export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed' | 'minDatagramBytes' | keyof ResumeOptions> {
+/** `Name`: the declared channels' names, as in `ConnectionOptions`. */
+export interface ServerOptions<Name extends string = string> extends Omit<ConnectionOptions, 'channels' | 'handshake' | 'seed' | 'minDatagramBytes' | keyof ResumeOptions> {
   /** Most live connections. Default 4096. */
   maxConnections?: number;
   /** Most channels a client may declare; more are rejected ("too many channels"). Default 16. */
@@ -101,7 +109,7 @@ export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'han
    * `message` events carry `channelName`; `send` takes names. Default none:
    * each client declares its own and the server addresses channels by index.
    */
-  channels?: ConnectionOptions['channels'];
+  channels?: ConnectionOptions<Name>['channels'];
   /**
    * Receive memory budget of all connections together, bytes (each also within
    * its own `recvBufferBytes`). At the budget, packets that would grow a
@@ -110,19 +118,15 @@ export interface ServerOptions extends Omit<ConnectionOptions, 'channels' | 'han
   recvBudgetBytes?: number;
 }
 
-export const KINDS: Record<ChannelKind, number> = {
-  'reliable-ordered': 0,
-  'reliable-unordered': 1,
-  'unreliable-sequenced': 2,
-  unreliable: 3,
-};
+/** The core's number for each channel kind (generated from Rust; typed here, so every kind has one). */
+export const KINDS: Readonly<Record<ChannelKind, number>> = CHANNEL_KIND;
 
 export const DEFAULT_CHANNELS: ChannelKind[] = ['reliable-ordered', 'reliable-unordered', 'unreliable-sequenced', 'unreliable'];
 
-export interface ResolvedChannel {
+export interface ResolvedChannel<Name extends string = string> {
   index: number;
   kind: ChannelKind;
-  name?: string;
+  name?: Name;
 }
 
 export function invalid(msg: string): never {
@@ -135,9 +139,9 @@ export function positive(name: string, v: number | undefined, max = Number.MAX_S
   return v;
 }
 
-export function resolveChannels(list: ConnectionOptions['channels']): ResolvedChannel[] {
+export function resolveChannels<Name extends string>(list: ConnectionOptions<Name>['channels']): ResolvedChannel<Name>[] {
   const channels = (list ?? DEFAULT_CHANNELS).map((c, index) => {
-    const o: ChannelOptions = typeof c === 'string' ? { kind: c } : c;
+    const o: ChannelOptions<Name> = typeof c === 'string' ? { kind: c } : c;
     if (!(o.kind in KINDS)) invalid(`channels[${index}].kind: expected one of ${Object.keys(KINDS).join(', ')}, got ${String(o.kind)}`);
     return { index, kind: o.kind, ...(o.name !== undefined ? { name: o.name } : {}) };
   });

@@ -11,7 +11,8 @@ import type { ConnectionOptions } from './options.js';
 import { openTransport, type OpenTransportOptions, type TransportKind } from './select.js';
 import type { Transport } from './transport.js';
 
-export interface RelayConnectOptions extends ConnectionOptions {
+/** `Name`: the declared channels' names (see `ConnectionOptions`). */
+export interface RelayConnectOptions<Name extends string = string> extends ConnectionOptions<Name> {
   /** UDP port of the relay's WebTransport (HTTP/3) listener. Default: the URL's port (a balancer serving both on 443). */
   webTransportPort?: number;
   /** Use only this transport. */
@@ -36,7 +37,7 @@ export type TokenSource = string | (() => string | Promise<string>);
  * its balancer) with `token`, and resume through it (any relay behind it)
  * whenever the transport dies. Resolves once the connection is open.
  */
-export async function connectRelay(relayUrl: string, token: TokenSource, options: RelayConnectOptions = {}): Promise<Connection> {
+export async function connectRelay<Name extends string = string>(relayUrl: string, token: TokenSource, options: RelayConnectOptions<Name> = {}): Promise<Connection<Name>> {
   const { webTransportPort, force, transport: transportOptions, fetch: fetchFn, ...connOptions } = options;
   let base: URL;
   try {

@@ -1,9 +1,8 @@
 // The server endpoint in JS: many connections over any transports, found by
 // connection ID. Replies go to the peer each connection last spoke from.
 import { realClock, type Clock } from './clock.js';
-import { CLOSE_KINDS, EV } from './core.js';
 import type { Heap } from './heap.js';
-import type { CloseEvent } from './connection.js';
+import { closeKindOf, type CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, RicochetError, sendError, type ErrorCode } from './errors.js';
 import { coreConfig, fecPreset, STRICT_CHANNELS } from './core-config.js';
@@ -11,6 +10,7 @@ import { invalid, positive, resolveChannels, type FecPreset, type ResolvedChanne
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
 import { fullWasm, type FullGlue } from './wasm.js';
+import { EV, PATH_EVENT } from './wasm-codes.js';
 
 /** Where a connection's datagrams go: a socket, a WebSocket, an address. */
 export interface Peer {
@@ -31,7 +31,8 @@ export interface ConnectRequest {
   claims: RelayClaims | null;
 }
 
-export interface ServerOptions extends BaseServerOptions {
+/** `Name`: the declared channels' names (see `channels`). */
+export interface ServerOptions<Name extends string = string> extends BaseServerOptions<Name> {
   /**
    * Decide on each connect request: true accepts, a string rejects with
    * that reason, undefined leaves it pending for `accept`/`reject` later.
@@ -50,10 +51,11 @@ export interface ServerOptions extends BaseServerOptions {
   relayKey?: Uint8Array;
 }
 
-export interface ServerEvents {
+/** `Name`: the declared channels' names (see `ServerOptions.channels`). */
+export interface ServerEvents<Name extends string = string> {
   connection: { id: number; claims: RelayClaims | null };
   /** `channelName`: the channel's name in the server's declared layout (`channels` option), if it has one. */
-  message: { id: number; channel: number; channelName?: string; data: Uint8Array };
+  message: { id: number; channel: number; channelName?: Name; data: Uint8Array };
   acked: { id: number; messageId: number };
   lost: { id: number; messageId: number };
   disconnect: { id: number } & Omit<CloseEvent, 'relay'>;
@@ -112,7 +114,12 @@ const DISCONNECT_CODES: Record<string, ErrorCode> = {
   'idle-timeout': 'RICOCHET_ERR_IDLE_TIMEOUT',
 };
 
-export class Server extends Emitter<ServerEvents> {
+/**
+ * The server endpoint. `Name` is the union of its declared channels' names
+ * when the `channels` layout is written out: `send`, `broadcast` and
+ * `message` events then use only those; otherwise any string.
+ */
+export class Server<Name extends string = string> extends Emitter<ServerEvents<Name>> {
   private core: CoreServer | null;
   /** Memory of the module `core` lives in. */
   private readonly heap: Heap;
@@ -134,11 +141,11 @@ export class Server extends Emitter<ServerEvents> {
   private readonly statsWindows = new Map<number, StatsWindow>();
   private readonly statsWindowUs: number;
   /** The declared channel layout (`channels` option), or null: each client declares its own. */
-  readonly channels: readonly ResolvedChannel[] | null;
+  readonly channels: readonly ResolvedChannel<Name>[] | null;
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
 
-  constructor(options: ServerOptions = {}) {
+  constructor(options: ServerOptions<Name> = {}) {
     super();
     this.clock = options.clock ?? realClock;
     this.decide = options.onConnectRequest ?? (() => true);
@@ -201,7 +208,7 @@ export class Server extends Emitter<ServerEvents> {
   }
 
   /** Queue a message for one connection; returns its message ID. */
-  send(id: number, channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+  send(id: number, channel: number | Name, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
     const data = payloadBytes(payload);
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
@@ -212,7 +219,7 @@ export class Server extends Emitter<ServerEvents> {
   }
 
   /** Send to every live connection; returns how many took it. */
-  broadcast(channel: number | string, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
+  broadcast(channel: number | Name, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
     // Checked once, here: a bad payload or channel name throws, not once per connection (swallowed).
     const data = payloadBytes(payload);
     const index = this.channelIndex(channel, data);
@@ -314,11 +321,11 @@ export class Server extends Emitter<ServerEvents> {
     const now = this.clock.now();
     // A validated candidate is the peer from now on (before sending: the core
     // probes it at once); an abandoned one is forgotten.
-    for (let ev = core.pollPathEvent(); ev !== 0; ev = core.pollPathEvent()) {
+    for (let ev = core.pollPathEvent(); ev !== PATH_EVENT.NONE; ev = core.pollPathEvent()) {
       const id = core.pathEventConn();
       const peer = this.candidates.get(id);
       this.candidates.delete(id);
-      if (ev === 1 && peer !== undefined) this.peers.set(id, peer);
+      if (ev === PATH_EVENT.VALIDATED && peer !== undefined) this.peers.set(id, peer);
     }
     for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
       const id = core.txConn();
@@ -381,7 +388,7 @@ export class Server extends Emitter<ServerEvents> {
         this.emit('lost', { id, messageId: core.eventId() });
         break;
       case EV.CLOSED: {
-        const k = CLOSE_KINDS[core.eventCloseKind()] ?? 'local';
+        const k = closeKindOf(core.eventCloseKind());
         this.live.delete(id);
         this.peers.delete(id);
         this.handshakes.delete(id);

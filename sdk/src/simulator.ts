@@ -1,9 +1,10 @@
-// The core's seeded network simulator, for browsers and Node: one `SimLink`
-// per direction, with named presets or custom settings.
+// The seeded network simulator (Rust crate ricochet-sim, in a wasm module of
+// its own), for browsers and Node: one `SimLink` per direction, with named
+// presets or custom settings.
 import type { Heap } from './heap.js';
 import { RicochetError } from './errors.js';
 import type { NetworkProfileName } from './profiles.js';
-import { fullWasm, type FullGlue } from './wasm.js';
+import { simWasm, type SimGlue } from './wasm.js';
 
 export { NETWORK_PROFILES, type NetworkProfileName } from './profiles.js';
 
@@ -36,7 +37,7 @@ export interface LinkCounters {
   inFlight: number;
 }
 
-type CoreLink = InstanceType<FullGlue['Link']>;
+type CoreLink = InstanceType<SimGlue['Link']>;
 
 function params(s: LinkSettings): [number, number, number, number, number, number, number] {
   const p = (name: keyof LinkSettings, v: number | undefined, max = Infinity): number => {
@@ -66,7 +67,7 @@ export class SimLink {
   }
 
   static fromProfile(name: NetworkProfileName, upstream: boolean, seed = 1): SimLink {
-    const w = fullWasm('SimLink');
+    const w = simWasm('SimLink');
     try {
       return new SimLink(w.glue.Link.fromProfile(name, upstream, seed), w.heap);
     } catch (e) {
@@ -75,7 +76,7 @@ export class SimLink {
   }
 
   static custom(settings: LinkSettings, seed = 1): SimLink {
-    const w = fullWasm('SimLink');
+    const w = simWasm('SimLink');
     return new SimLink(new w.glue.Link(...params(settings), seed), w.heap);
   }
 

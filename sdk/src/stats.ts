@@ -1,4 +1,9 @@
-// Named view of the core's stats vector (order fixed in wasm/wasm/src/events.rs).
+// Named view of the core's stats vector (its order, fixed in
+// wasm/wasm/src/events.rs, reaches us generated: wasm-codes.ts).
+import { CHANNEL_STATS as C, STATS as S } from './wasm-codes.js';
+
+/** Figures before the channels' (the last is their count). */
+const STATS_LEN = Object.keys(S).length;
 
 export interface ChannelStats {
   messagesSent: number;
@@ -85,7 +90,7 @@ export interface RecentStats {
 type Totals = Omit<ConnectionStats, 'recent'>;
 
 /** A connection's totals before anything happened. */
-const ZERO: Totals = decodeStats(new Array<number>(32).fill(0));
+const ZERO: Totals = decodeStats(new Array<number>(STATS_LEN).fill(0));
 
 /** Readings kept for `recent`: enough to find one about a window ago, never many. */
 const MAX_READINGS = 16;
@@ -128,44 +133,51 @@ function between(a: Totals, b: Totals, seconds: number): RecentStats {
 const RATES = ['bytesIn', 'bytesOut', 'packetsIn', 'packetsOut', 'fecRecovered'] as const;
 
 export function decodeStats(v: ArrayLike<number>): Totals {
-  const n = v[31] ?? 0;
+  const at = (i: number) => v[i]!;
+  const n = v[S.channels] ?? 0;
   const channels: ChannelStats[] = [];
+  const per = Object.keys(C).length;
   for (let i = 0; i < n; i++) {
-    const b = 32 + i * 4;
-    channels.push({ messagesSent: v[b]!, messagesDelivered: v[b + 1]!, queuedMessages: v[b + 2]!, unackedMessages: v[b + 3]! });
+    const b = STATS_LEN + i * per;
+    channels.push({
+      messagesSent: at(b + C.messagesSent),
+      messagesDelivered: at(b + C.messagesDelivered),
+      queuedMessages: at(b + C.queuedMessages),
+      unackedMessages: at(b + C.unackedMessages),
+    });
   }
   return {
-    rttMs: v[0]! / 1000,
-    rttVarMs: v[1]! / 1000,
-    minRttMs: v[2]! / 1000,
-    lossOut: v[3]!,
-    lossIn: v[4]!,
-    packetsOut: v[5]!,
-    packetsIn: v[6]!,
-    bytesOut: v[7]!,
-    bytesIn: v[8]!,
-    packetsLost: v[9]!,
-    retransmissions: v[10]!,
-    duplicates: v[11]!,
-    malformed: v[12]!,
-    noRoom: v[13]!,
-    overheadBytesOut: v[14]!,
-    payloadBytesOut: v[15]!,
-    congestionWindow: v[16]!,
-    bytesInFlight: v[17]!,
-    sendBufferBytes: v[18]!,
-    recvBufferBytes: v[19]!,
-    residualLossIn: v[20]!,
-    fecRecovered: v[21]!,
-    fecRepairBytesOut: v[22]!,
-    fecRepairPacketsOut: v[23]!,
-    fecPeerLoss: v[24]!,
-    fecPeerBurst: v[25]!,
-    earlyResends: v[26]!,
-    elicitingPacketsOut: v[27]!,
-    unauthenticated: v[28]!,
-    tooFarAhead: v[29]!,
-    peerPacketsExpected: v[30]!,
+    rttMs: at(S.rttUs) / 1000,
+    rttVarMs: at(S.rttVarUs) / 1000,
+    minRttMs: at(S.minRttUs) / 1000,
+    lossOut: at(S.lossOut),
+    lossIn: at(S.lossIn),
+    packetsOut: at(S.packetsOut),
+    packetsIn: at(S.packetsIn),
+    bytesOut: at(S.bytesOut),
+    bytesIn: at(S.bytesIn),
+    packetsLost: at(S.packetsLost),
+    retransmissions: at(S.retransmissions),
+    duplicates: at(S.duplicates),
+    malformed: at(S.malformed),
+    noRoom: at(S.noRoom),
+    overheadBytesOut: at(S.overheadBytesOut),
+    payloadBytesOut: at(S.payloadBytesOut),
+    congestionWindow: at(S.congestionWindow),
+    bytesInFlight: at(S.bytesInFlight),
+    sendBufferBytes: at(S.sendBufferBytes),
+    recvBufferBytes: at(S.recvBufferBytes),
+    residualLossIn: at(S.residualLossIn),
+    fecRecovered: at(S.fecRecovered),
+    fecRepairBytesOut: at(S.fecRepairBytesOut),
+    fecRepairPacketsOut: at(S.fecRepairPacketsOut),
+    fecPeerLoss: at(S.fecPeerLoss),
+    fecPeerBurst: at(S.fecPeerBurst),
+    earlyResends: at(S.earlyResends),
+    elicitingPacketsOut: at(S.elicitingPacketsOut),
+    unauthenticated: at(S.unauthenticated),
+    tooFarAhead: at(S.tooFarAhead),
+    peerPacketsExpected: at(S.peerPacketsExpected),
     channels,
   };
 }

@@ -2,7 +2,7 @@
 // browser-safe): pass a socket from `dgram.createSocket('udp4')`.
 
 import type { Peer, Server } from './server.js';
-import type { Transport } from './transport.js';
+import { TransportBase } from './transport-base.js';
 
 /** The subset of node:dgram's Socket used here. */
 export interface UdpSocketLike {
@@ -14,12 +14,9 @@ export interface UdpSocketLike {
 }
 
 /** Client side: datagrams to and from one server address. */
-export class UdpTransport implements Transport {
+export class UdpTransport extends TransportBase {
   readonly kind = 'udp';
   readonly maxDatagramSize: number;
-  private onData: ((d: Uint8Array) => void) | null = null;
-  private onClosed: ((reason: string) => void) | null = null;
-  private closed = false;
 
   constructor(
     private readonly socket: UdpSocketLike,
@@ -27,10 +24,11 @@ export class UdpTransport implements Transport {
     private readonly port: number,
     maxDatagramSize = 1200,
   ) {
+    super();
     this.maxDatagramSize = maxDatagramSize;
     socket.on('message', (msg, rinfo) => {
       // Only the server we talk to; anything else on this port is ignored.
-      if (rinfo.port === port && rinfo.address === host) this.onData?.(msg);
+      if (rinfo.port === port && rinfo.address === host) this.deliver(msg);
     });
     socket.on('close', () => this.finish('udp socket closed'));
     socket.on('error', (e) => this.finish(`udp socket error: ${e.message}`));
@@ -44,21 +42,10 @@ export class UdpTransport implements Transport {
       this.finish(`udp send failed: ${(e as Error).message}`);
     }
   }
-  onDatagram(handler: (d: Uint8Array) => void): void {
-    this.onData = handler;
-  }
-  onClose(handler: (reason: string) => void): void {
-    this.onClosed = handler;
-  }
   close(): void {
     if (this.closed) return;
-    this.closed = true;
+    this.stop();
     this.socket.close();
-  }
-  private finish(reason: string): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.onClosed?.(reason);
   }
 }
 

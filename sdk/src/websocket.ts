@@ -2,8 +2,8 @@
 // the browser's WebSocket and with Node's `ws` (pass it as `WebSocket`).
 // Over TCP the send buffer is bounded: while it is full, `canSend` is false
 // and messages wait in the core, so unreliable channels keep their meaning.
-import { redactTokens, relayClose, RicochetError, type RelayClose } from './errors.js';
-import type { Transport } from './transport.js';
+import { redactTokens, relayClose, RicochetError } from './errors.js';
+import { TransportBase } from './transport-base.js';
 
 /** The subset of the WebSocket API used here (browser and `ws` both fit). */
 export interface WebSocketLike {
@@ -33,27 +33,29 @@ export interface WebSocketTransportOptions {
 
 const OPEN = 1;
 
-export class WebSocketTransport implements Transport {
+/** A close event as text: its code, and its reason if it has one. */
+function closeDetail(ev: { code?: number; reason?: string }): string {
+  return `${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''}`;
+}
+
+export class WebSocketTransport extends TransportBase {
   readonly kind = 'websocket';
   readonly maxDatagramSize: number;
   private readonly ws: WebSocketLike;
   private readonly highWater: number;
-  private onData: ((d: Uint8Array) => void) | null = null;
-  private onClosed: ((reason: string, relay?: RelayClose | null) => void) | null = null;
-  private onWritableHandler: (() => void) | null = null;
   private drainTimer: ReturnType<typeof setTimeout> | null = null;
-  private closed = false;
 
   private constructor(ws: WebSocketLike, options: WebSocketTransportOptions) {
+    super();
     this.ws = ws;
     this.maxDatagramSize = options.maxDatagramSize ?? 1200;
     this.highWater = options.highWaterBytes ?? 64 * 1024;
     ws.onmessage = (ev) => {
       const d = ev.data;
-      if (d instanceof ArrayBuffer) this.onData?.(new Uint8Array(d));
-      else if (ArrayBuffer.isView(d)) this.onData?.(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+      if (d instanceof ArrayBuffer) this.deliver(new Uint8Array(d));
+      else if (ArrayBuffer.isView(d)) this.deliver(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
     };
-    ws.onclose = (ev) => this.finish(`websocket closed (${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''})`, relayClose(ev.code, ev.reason));
+    ws.onclose = (ev) => this.finish(`websocket closed (${closeDetail(ev)})`, relayClose(ev.code, ev.reason));
     ws.onerror = () => this.finish('websocket error');
   }
 
@@ -78,7 +80,7 @@ export class WebSocketTransport implements Transport {
       };
       ws.onclose = (ev) => {
         clearTimeout(timer);
-        const reason = `websocket closed while opening (${ev.code ?? 0}${ev.reason ? `: ${ev.reason}` : ''})`;
+        const reason = `websocket closed while opening (${closeDetail(ev)})`;
         reject(new RicochetError('RICOCHET_ERR_TRANSPORT_FAILED', reason, undefined, { reason, relay: relayClose(ev.code, ev.reason) }));
       };
     });
@@ -97,7 +99,7 @@ export class WebSocketTransport implements Transport {
     const check = () => {
       this.drainTimer = null;
       if (this.closed) return;
-      if (this.ws.bufferedAmount < this.highWater) this.onWritableHandler?.();
+      if (this.ws.bufferedAmount < this.highWater) this.writable();
       else this.drainTimer = setTimeout(check, 4);
     };
     this.drainTimer = setTimeout(check, 4);
@@ -108,27 +110,14 @@ export class WebSocketTransport implements Transport {
     this.ws.send(datagram.slice());
   }
 
-  onDatagram(handler: (d: Uint8Array) => void): void {
-    this.onData = handler;
-  }
-  onClose(handler: (reason: string, relay?: RelayClose | null) => void): void {
-    this.onClosed = handler;
-  }
-  onWritable(handler: () => void): void {
-    this.onWritableHandler = handler;
-  }
-
   close(): void {
     if (this.closed) return;
-    this.closed = true;
-    if (this.drainTimer !== null) clearTimeout(this.drainTimer);
+    this.stop();
     this.ws.close(1000, 'closed');
   }
 
-  private finish(reason: string, relay: RelayClose | null = null): void {
-    if (this.closed) return;
-    this.closed = true;
+  protected override stop(): void {
+    super.stop();
     if (this.drainTimer !== null) clearTimeout(this.drainTimer);
-    this.onClosed?.(reason, relay);
   }
 }

@@ -14,7 +14,7 @@
 // (see `openTransport`'s `afterStall`) so the next transport is not the same
 // stalling WebTransport.
 import { reasonOf, relayClose, RicochetError, type RelayClose } from './errors.js';
-import type { Transport } from './transport.js';
+import { TransportBase } from './transport-base.js';
 
 /** What `datagrams.createWritable()` takes (W3C WebTransport, `WebTransportSendOptions`). */
 interface WebTransportSendOptions {
@@ -145,22 +145,17 @@ const QUEUE_LIMIT = 512;
 /** Writes handed to the browser and not yet completed, beyond which datagrams wait in our queue. */
 const IN_FLIGHT_LIMIT = 256;
 
-export class WebTransportTransport implements Transport {
+export class WebTransportTransport extends TransportBase {
   readonly kind = 'webtransport';
   /** Where outgoing datagrams go: `datagrams.writable`, or a stream from `datagrams.createWritable()`. */
   readonly datagramWriter: DatagramWriterSource;
   private readonly wt: WebTransportLike;
   private readonly url: string;
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
-  private onData: ((d: Uint8Array) => void) | null = null;
-  private onClosed: ((reason: string, relay?: RelayClose | null) => void) | null = null;
-  private onWritableHandler: (() => void) | null = null;
   private readonly queue: Uint8Array[] = [];
   private tokens: number;
   private lastRefill = performance.now();
   private pump: ReturnType<typeof setTimeout> | null = null;
-  /** No more sends or events (closed by us, by the peer, or stalled). */
-  private closed = false;
   /** The session itself was closed (by us, or it ended). */
   private sessionClosed = false;
   private readonly rate: number;
@@ -183,6 +178,7 @@ export class WebTransportTransport implements Transport {
   stalled: string | null = null;
 
   private constructor(wt: WebTransportLike, url: string, options: WebTransportOptions) {
+    super();
     this.wt = wt;
     this.url = url;
     this.rate = options.datagramsPerMs ?? 4;
@@ -267,7 +263,7 @@ export class WebTransportTransport implements Transport {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        if (value) this.onData?.(value);
+        if (value) this.deliver(value);
       }
     } catch {
       // The session ended; `closed` reports why.
@@ -315,7 +311,7 @@ export class WebTransportTransport implements Transport {
         this.pump = null;
         const wasBlocked = !this.canSend();
         this.flush();
-        if (wasBlocked && this.canSend()) this.onWritableHandler?.();
+        if (wasBlocked && this.canSend()) this.writable();
       }, 1);
     }
   }
@@ -327,7 +323,7 @@ export class WebTransportTransport implements Transport {
     // We had stopped at the in-flight limit: resume.
     const wasBlocked = !this.canSend();
     this.flush();
-    if (wasBlocked && this.canSend()) this.onWritableHandler?.();
+    if (wasBlocked && this.canSend()) this.writable();
   }
 
   /** Runs every `every` ms: a write pending for stallTimeoutMs of on-time timers ends the transport. */
@@ -359,16 +355,6 @@ export class WebTransportTransport implements Transport {
     recordWebTransportStall(this.url, reason);
   }
 
-  onDatagram(handler: (d: Uint8Array) => void): void {
-    this.onData = handler;
-  }
-  onClose(handler: (reason: string, relay?: RelayClose | null) => void): void {
-    this.onClosed = handler;
-  }
-  onWritable(handler: () => void): void {
-    this.onWritableHandler = handler;
-  }
-
   close(): void {
     this.stop();
     if (this.sessionClosed) return;
@@ -380,8 +366,8 @@ export class WebTransportTransport implements Transport {
     }
   }
 
-  private stop(): void {
-    this.closed = true;
+  protected override stop(): void {
+    super.stop();
     if (this.pump !== null) clearTimeout(this.pump);
     this.pump = null;
     if (this.stallTimer !== null) clearInterval(this.stallTimer);
@@ -392,12 +378,6 @@ export class WebTransportTransport implements Transport {
   private ended(reason: string, relay: RelayClose | null = null): void {
     this.sessionClosed = true;
     this.finish(reason, relay);
-  }
-
-  private finish(reason: string, relay: RelayClose | null = null): void {
-    if (this.closed) return;
-    this.stop();
-    this.onClosed?.(reason, relay);
   }
 }
 

@@ -94,6 +94,18 @@ describe('browser condition (client module by URL, top-level await)', () => {
     expect(exportsOf('ricochet_full.wasm').some((n) => n.startsWith('server_'))).toBe(true);
   });
 
+  it('keeps the simulator out of the production modules and entries', () => {
+    const exportsOf = (f: string) => WebAssembly.Module.exports(new WebAssembly.Module(readFileSync(join(DIST, f)))).map((e) => e.name);
+    for (const f of ['ricochet_wasm.wasm', 'ricochet_full.wasm']) expect(exportsOf(f).some((n) => n.startsWith('link_'))).toBe(false);
+    expect(exportsOf('ricochet_sim.wasm').some((n) => n.startsWith('link_'))).toBe(true);
+    // The simulator's glue (wasm.link_new(…)) and its loaders stay out of every other entry's graph.
+    for (const entry of ['index.js', 'browser.js', 'server.js', 'server.browser.js', 'slim.js']) {
+      expect(graph(entry)).not.toMatch(/\.link_(new|send)\(|init-(node|browser)-sim|ricochet_sim/);
+    }
+    expect(graph('simulator.js')).toMatch(/\.link_new\(/);
+    expect(graph('simulator.browser.js')).toContain('new URL("./ricochet_sim.wasm", import.meta.url)');
+  });
+
   it('esbuild with @ricochet/sdk/esbuild: emits the wasm, and the bundle runs', async () => {
     const esbuild = await import('esbuild');
     const { ricochet } = await import('@ricochet/sdk/esbuild');
@@ -182,8 +194,14 @@ describe('type declarations', () => {
         writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: c.type }));
         writeFileSync(
           join(dir, 'consumer.ts'),
-          `import { protocolVersion } from '@ricochet/sdk';
+          `import { Connection, protocolVersion, type Transport } from '@ricochet/sdk';
            export const v: number = protocolVersion();
+           // Channel names are typed through the published declarations too.
+           declare const t: Transport;
+           const conn = new Connection(t, { channels: [{ kind: 'unreliable', name: 'pos' }] });
+           conn.send('pos', new Uint8Array(1));
+           // @ts-expect-error: not a declared channel
+           conn.send('po', new Uint8Array(1));
            ` +
             (c.slim
               ? `import { init, protocolVersion as slimVersion, type WasmSource } from '@ricochet/sdk/slim';

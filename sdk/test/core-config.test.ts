@@ -1,0 +1,153 @@
+// From options to the core's ConfigInput: units, defaults that follow other
+// options, the datagram floor, channels, and the checks on the way.
+import { afterEach, describe, expect, it } from 'vitest';
+import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecPreset, headReserve } from '../src/core-config.js';
+import { RicochetError } from '../src/errors.js';
+import type { ConnectionOptions } from '../src/options.js';
+import { clientWasm, type ClientGlue } from '../src/wasm.js';
+import { CONFIG_FIELD as F } from '../src/wasm-codes.js';
+
+type Input = InstanceType<ClientGlue['ConfigInput']>;
+
+const made: Input[] = [];
+afterEach(() => made.splice(0).forEach((c) => c.free()));
+
+/** The real ConfigInput, with the channels added to it recorded (it has no getter for them). */
+function recordingGlue() {
+  const channels: [kind: number, priority: number, maxAgeUs: number, latencyTargetUs: number][] = [];
+  const Real = clientWasm().glue.ConfigInput;
+  class ConfigInput {
+    readonly real = new Real();
+    constructor() {
+      made.push(this.real);
+    }
+    get(f: number) {
+      return this.real.get(f);
+    }
+    set(f: number, v: number) {
+      this.real.set(f, v);
+    }
+    addChannel(kind: number, priority: number, maxAgeUs: number, latencyTargetUs: number) {
+      channels.push([kind, priority, maxAgeUs, latencyTargetUs]);
+      this.real.addChannel(kind, priority, maxAgeUs, latencyTargetUs);
+    }
+    free() {}
+  }
+  return { glue: { ...clientWasm().glue, ConfigInput } as unknown as ClientGlue, channels };
+}
+
+type Options = Parameters<typeof coreConfig>[1];
+
+function config(o: Options, transportMax = 1200, withChannels = true, kind = '') {
+  const r = recordingGlue();
+  const c = coreConfig(r.glue, o, transportMax, withChannels, kind);
+  return { get: (f: number) => c.get(f), channels: r.channels };
+}
+
+function invalidMessage(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(RicochetError);
+    expect((e as RicochetError).code).toBe('RICOCHET_ERR_INVALID_OPTIONS');
+    return (e as Error).message;
+  }
+  throw new Error('did not throw');
+}
+
+describe('coreConfig', () => {
+  it('datagrams: the transport’s size up to 1200 by default; larger only when asked and carried', () => {
+    expect(config({}, 1200).get(F.maxDatagramSize)).toBe(1200);
+    expect(config({}, 1024).get(F.maxDatagramSize)).toBe(1024);
+    expect(config({}, 65507).get(F.maxDatagramSize)).toBe(1200);
+    expect(config({ maxDatagramBytes: 9000.7 }, 65507).get(F.maxDatagramSize)).toBe(9000);
+    expect(invalidMessage(() => config({ maxDatagramBytes: 1500 }, 1200))).toBe("maxDatagramBytes (1500) exceeds the transport's maximum (1200)");
+    const c = recordingGlue();
+    expect(configuredDatagramSize(coreConfig(c.glue, { maxDatagramBytes: 800 }, 1200, false))).toBe(800);
+  });
+
+  it('the datagram floor: 1024 on browser transports or with reconnect, else the session’s own size', () => {
+    expect(config({}, 1200, true, 'websocket').get(F.minDatagramSize)).toBe(DATAGRAM_FLOOR);
+    expect(config({}, 1200, true, 'webtransport').get(F.minDatagramSize)).toBe(1024);
+    expect(config({}, 900, true, 'webtransport').get(F.minDatagramSize)).toBe(900); // never above the datagram size
+    expect(config({}, 1200, true, 'udp').get(F.minDatagramSize)).toBe(1200);
+    expect(config({ reconnect: async () => null as never }, 1200, true, 'udp').get(F.minDatagramSize)).toBe(1024);
+    expect(config({ minDatagramBytes: 600.5 }, 1200, true, 'websocket').get(F.minDatagramSize)).toBe(600);
+    expect(invalidMessage(() => config({ minDatagramBytes: 100 }, 1200, true, 'udp'))).toBe('minDatagramBytes: expected 128..1200 (maxDatagramBytes), got 100');
+    expect(invalidMessage(() => config({ minDatagramBytes: 1300 }, 1200, true, 'udp'))).toBe('minDatagramBytes: expected 128..1200 (maxDatagramBytes), got 1300');
+    // A server (no channels of its own here) sets no floor.
+    const defaults = new (clientWasm().glue.ConfigInput)();
+    made.push(defaults);
+    expect(config({}, 65507, false).get(F.minDatagramSize)).toBe(defaults.get(F.minDatagramSize));
+  });
+
+  it('times go to the core in microseconds', () => {
+    const c = config({ idleTimeoutMs: 2500, keepaliveMs: 250, handshakeTimeoutMs: 1000, maxAckDelayMs: 2 });
+    expect(c.get(F.idleTimeoutUs)).toBe(2_500_000);
+    expect(c.get(F.keepaliveIntervalUs)).toBe(250_000);
+    expect(c.get(F.handshakeTimeoutUs)).toBe(1_000_000);
+    expect(c.get(F.maxAckDelayUs)).toBe(2000);
+  });
+
+  it('a larger maxMessageBytes grows the buffers it must fit in, unless they are set', () => {
+    const big = 16 << 20;
+    const grown = config({ maxMessageBytes: big });
+    expect(grown.get(F.maxMessageSize)).toBe(big);
+    expect(grown.get(F.sendBufferBytes)).toBe(big);
+    expect(grown.get(F.recvBufferBytes)).toBe(headReserve(big));
+    // …and the server-wide budget covers one connection's buffer.
+    expect(grown.get(F.recvBudgetBytes)).toBeGreaterThanOrEqual(headReserve(big));
+    const set = config({ maxMessageBytes: big, sendBufferBytes: 1 << 20, recvBufferBytes: 2 << 20 });
+    expect(set.get(F.sendBufferBytes)).toBe(1 << 20);
+    expect(set.get(F.recvBufferBytes)).toBe(2 << 20);
+    const small = config({ maxMessageBytes: 1000 });
+    expect(small.get(F.sendBufferBytes)).toBe(8 << 20); // never shrunk below the default
+  });
+
+  it('headReserve is the core’s: the message plus 16 bytes per smallest fragment, plus one', () => {
+    expect(headReserve(64)).toBe(64 + 16 * 2);
+    expect(headReserve(65)).toBe(65 + 16 * 3);
+    expect(headReserve(1 << 20)).toBe((1 << 20) + 16 * ((1 << 20) / 64 + 1));
+  });
+
+  it('server limits, FEC and congestion by name', () => {
+    const c = config({ maxConnections: 10, maxChannels: 3, recvBudgetBytes: 64 << 20, fec: 'thrifty', fecBudget: 0.5, congestion: 'newreno' }, 65507, false);
+    expect(c.get(F.maxConnections)).toBe(10);
+    expect(c.get(F.maxChannels)).toBe(3);
+    expect(c.get(F.recvBudgetBytes)).toBe(64 << 20);
+    expect(c.get(F.fecPreset)).toBe(3);
+    expect(c.get(F.fecBudget)).toBe(0.5);
+    expect(c.get(F.congestion)).toBe(1);
+    const d = config({});
+    expect(d.get(F.fecPreset)).toBe(fecPreset(undefined));
+    expect(d.get(F.fecPreset)).toBe(1);
+    expect(d.get(F.congestion)).toBe(0);
+  });
+
+  it('refuses unknown names and out-of-range values, naming the option', () => {
+    expect(invalidMessage(() => config({ fec: 'max' as ConnectionOptions['fec'] }))).toBe('fec: expected one of off, balanced, low-latency, thrifty, got max');
+    expect(invalidMessage(() => config({ congestion: 'cubic' as ConnectionOptions['congestion'] }))).toBe('congestion: expected one of bbr, newreno, got cubic');
+    expect(invalidMessage(() => config({ fecBudget: 3 }))).toBe('fecBudget: expected a number in (0, 2], got 3');
+    expect(invalidMessage(() => config({ maxChannels: 256 }))).toBe('maxChannels: expected a number in (0, 255], got 256');
+    expect(invalidMessage(() => config({ idleTimeoutMs: 0 }))).toMatch(/^idleTimeoutMs: expected a number/);
+  });
+
+  it('channels: kinds by number, priority, ages and latency targets in microseconds', () => {
+    const c = config({
+      channels: ['unreliable', { kind: 'reliable-ordered', name: 'chat', priority: 255 }, { kind: 'unreliable-sequenced', maxAgeMs: 50, latencyTargetMs: 30 }],
+    });
+    expect(c.channels).toEqual([
+      [3, 128, 0, 0],
+      [0, 255, 0, 0],
+      [2, 128, 50_000, 30_000],
+    ]);
+    expect(config({}).channels.map(([k]) => k)).toEqual([0, 1, 2, 3]); // the default layout
+    expect(config({}, 1200, false).channels).toEqual([]); // a server without a declared layout
+  });
+
+  it('refuses a priority outside 0..255 and a non-positive latency target, by channel', () => {
+    expect(invalidMessage(() => config({ channels: ['unreliable', { kind: 'unreliable', priority: 256 }] }))).toBe('channels[1].priority: expected 0..255, got 256');
+    expect(invalidMessage(() => config({ channels: [{ kind: 'unreliable', priority: 1.5 }] }))).toBe('channels[0].priority: expected 0..255, got 1.5');
+    expect(invalidMessage(() => config({ channels: [{ kind: 'unreliable', latencyTargetMs: -1 }] }))).toMatch(/^channels\[0\]\.latencyTargetMs: expected a number/);
+  });
+});
