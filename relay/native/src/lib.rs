@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use napi::bindgen_prelude::*;
+use napi_derive::napi;
 use tokio::sync::watch;
 use wtransport::VarInt;
-use napi_derive::napi;
 
 pub use crate::api::*;
 use crate::state::*;
@@ -37,8 +37,8 @@ use crate::tls::*;
 
 #[napi]
 pub struct WtServerNative {
-  inner: Arc<Inner>,
-  on_events: FunctionRef<(), ()>,
+    inner: Arc<Inner>,
+    on_events: FunctionRef<(), ()>,
 }
 
 /// The addon's tokio runtime: one worker per core but one, which the relay's
@@ -47,26 +47,33 @@ pub struct WtServerNative {
 /// wake-ups). `RICOCHET_RELAY_WT_WORKERS` overrides it; set before loading.
 #[napi_derive::module_init]
 fn init_runtime() {
-  let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-  let workers = std::env::var("RICOCHET_RELAY_WT_WORKERS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
-  let workers = workers.unwrap_or(cores.saturating_sub(1).max(1));
-  // If the runtime cannot be built, napi builds its default one on first use.
-  if let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build() {
-    create_custom_tokio_runtime(rt);
-  }
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let workers = std::env::var("RICOCHET_RELAY_WT_WORKERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    let workers = workers.unwrap_or(cores.saturating_sub(1).max(1));
+    // If the runtime cannot be built, napi builds its default one on first use.
+    if let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+    {
+        create_custom_tokio_runtime(rt);
+    }
 }
 
 /// `s` cut to at most `max` bytes on a character boundary (the session close
 /// capsule's reason must stay valid UTF-8).
 fn utf8_prefix(mut s: String, max: usize) -> String {
-  if s.len() > max {
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-      end -= 1;
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
     }
-    s.truncate(end);
-  }
-  s
+    s
 }
 
 /// Magic and version of the close notice (see `close_task`).
@@ -94,316 +101,358 @@ const NOTICE_REASON_MAX: usize = 123;
 ///    info); one still open `closeGraceMs` later gets the QUIC close with the
 ///    same code.
 async fn close_task(conn: wtransport::Connection, code: u32, reason: String, grace: Duration) {
-  let start = tokio::time::Instant::now();
-  if let Ok(code16) = u16::try_from(code) {
-    let mut r = utf8_prefix(reason.clone(), NOTICE_REASON_MAX).into_bytes();
-    let mut notice = Vec::with_capacity(6 + r.len());
-    notice.extend_from_slice(NOTICE_MAGIC);
-    notice.extend_from_slice(&code16.to_be_bytes());
-    notice.append(&mut r);
-    let send = async {
-      let mut s = conn.open_uni().await.ok()?.await.ok()?;
-      s.write_all(&notice).await.ok()?;
-      s.finish().await.ok()?;
-      // Ok(None) once the peer acknowledged every byte and the FIN.
-      s.quic_stream_mut().stopped().await.ok()
-    };
-    let wait = grace.min(Duration::from_secs(1));
-    tokio::select! {
-      _ = tokio::time::timeout(wait, send) => {}
-      _ = conn.closed() => return,
+    let start = tokio::time::Instant::now();
+    if let Ok(code16) = u16::try_from(code) {
+        let mut r = utf8_prefix(reason.clone(), NOTICE_REASON_MAX).into_bytes();
+        let mut notice = Vec::with_capacity(6 + r.len());
+        notice.extend_from_slice(NOTICE_MAGIC);
+        notice.extend_from_slice(&code16.to_be_bytes());
+        notice.append(&mut r);
+        let send = async {
+            let mut s = conn.open_uni().await.ok()?.await.ok()?;
+            s.write_all(&notice).await.ok()?;
+            s.finish().await.ok()?;
+            // Ok(None) once the peer acknowledged every byte and the FIN.
+            s.quic_stream_mut().stopped().await.ok()
+        };
+        let wait = grace.min(Duration::from_secs(1));
+        tokio::select! {
+          _ = tokio::time::timeout(wait, send) => {}
+          _ = conn.closed() => return,
+        }
+        // The SDK closes the session as soon as it has read the notice.
+        if tokio::time::timeout(Duration::from_millis(50), conn.closed())
+            .await
+            .is_ok()
+        {
+            return;
+        }
     }
-    // The SDK closes the session as soon as it has read the notice.
-    if tokio::time::timeout(Duration::from_millis(50), conn.closed()).await.is_ok() {
-      return;
+    conn.close_session(code, reason.as_bytes());
+    let left = grace
+        .saturating_sub(start.elapsed())
+        .max(Duration::from_millis(100));
+    if tokio::time::timeout(left, conn.closed()).await.is_err() {
+        conn.close(VarInt::from_u32(code), reason.as_bytes());
     }
-  }
-  conn.close_session(code, reason.as_bytes());
-  let left = grace.saturating_sub(start.elapsed()).max(Duration::from_millis(100));
-  if tokio::time::timeout(left, conn.closed()).await.is_err() {
-    conn.close(VarInt::from_u32(code), reason.as_bytes());
-  }
 }
 
 fn opt(v: Option<u32>, d: u32) -> u32 {
-  v.unwrap_or(d)
+    v.unwrap_or(d)
 }
 
 #[napi]
 impl WtServerNative {
-  #[napi(constructor, catch_unwind)]
-  pub fn new(options: NativeOptions, on_events: FunctionRef<(), ()>) -> Result<Self> {
-    if options.port > 65535 {
-      return Err(Error::from_reason("port must be 0..65535"));
+    #[napi(constructor, catch_unwind)]
+    pub fn new(options: NativeOptions, on_events: FunctionRef<(), ()>) -> Result<Self> {
+        if options.port > 65535 {
+            return Err(Error::from_reason("port must be 0..65535"));
+        }
+        let host = options
+            .host
+            .clone()
+            .unwrap_or_else(|| "127.0.0.1".to_owned());
+        let addr = resolve(&host, options.port as u16).map_err(Error::from_reason)?;
+        let initial_pem = match (options.cert_pem, options.key_pem) {
+            (Some(c), Some(k)) => Some((c, k)),
+            (None, None) => None,
+            _ => {
+                return Err(Error::from_reason(
+                    "certPem and keyPem must be given together",
+                ))
+            }
+        };
+        let keep_alive = opt(options.keep_alive_ms, 0);
+        // A pending handshake is one quinn connection with small windows, so the
+        // total is generous; the per-address cap keeps one source from taking it.
+        let max_pending_hs = opt(options.max_pending_handshakes, 1024).max(1) as usize;
+        let cfg = Cfg {
+            addr,
+            max_dgram: opt(options.max_datagram_size, 1200) as usize,
+            max_sessions: opt(options.max_sessions, 10_000).max(1) as usize,
+            hs_timeout: Duration::from_millis(
+                opt(options.handshake_timeout_ms, 10_000).max(1) as u64
+            ),
+            max_pending_hs,
+            max_pending_per_addr: opt(options.max_pending_handshakes_per_address, 16).max(1)
+                as usize,
+            retry_at_pending: options
+                .retry_at_pending_handshakes
+                .map_or(max_pending_hs / 2, |n| n as usize),
+            idle_timeout: Duration::from_millis(opt(options.idle_timeout_ms, 30_000).max(1) as u64),
+            keep_alive: (keep_alive > 0).then(|| Duration::from_millis(keep_alive as u64)),
+            rate: opt(options.send_rate_per_sec, 10_000) as f64,
+            burst: opt(options.send_burst, 64).max(1) as f64,
+            send_q: opt(options.send_queue_max, 1024).max(1) as usize,
+            recv_q: opt(options.recv_queue_max, 4096).max(1) as usize,
+            udp_buf: opt(options.udp_buffer_bytes, 4 * 1024 * 1024) as usize,
+            close_grace: Duration::from_millis(opt(options.close_grace_ms, 1000).max(1) as u64),
+        };
+        let (shutdown_tx, _) = watch::channel(false);
+        let inner = Arc::new(Inner {
+            cfg,
+            initial_pem: Mutex::new(initial_pem),
+            phase: Mutex::new(Phase::Idle),
+            endpoint: Mutex::new(None),
+            server_config: Mutex::new(None),
+            cert: Mutex::new(CertInfo {
+                hashes: vec![],
+                valid_until_ms: 0.0,
+            }),
+            sessions: Mutex::new(HashMap::new()),
+            stopping: AtomicBool::new(false),
+            shutdown_tx,
+            accept_task: Mutex::new(None),
+            queue: Mutex::new(EventQueue::default()),
+            scheduled: AtomicBool::new(false),
+            tsfn: Mutex::new(None),
+            stats: Counters::default(),
+            next_id: AtomicU32::new(1),
+            pending_hs: AtomicUsize::new(0),
+            pending_by_addr: Mutex::new(HashMap::new()),
+        });
+        Ok(Self { inner, on_events })
     }
-    let host = options.host.clone().unwrap_or_else(|| "127.0.0.1".to_owned());
-    let addr = resolve(&host, options.port as u16).map_err(Error::from_reason)?;
-    let initial_pem = match (options.cert_pem, options.key_pem) {
-      (Some(c), Some(k)) => Some((c, k)),
-      (None, None) => None,
-      _ => return Err(Error::from_reason("certPem and keyPem must be given together")),
-    };
-    let keep_alive = opt(options.keep_alive_ms, 0);
-    // A pending handshake is one quinn connection with small windows, so the
-    // total is generous; the per-address cap keeps one source from taking it.
-    let max_pending_hs = opt(options.max_pending_handshakes, 1024).max(1) as usize;
-    let cfg = Cfg {
-      addr,
-      max_dgram: opt(options.max_datagram_size, 1200) as usize,
-      max_sessions: opt(options.max_sessions, 10_000).max(1) as usize,
-      hs_timeout: Duration::from_millis(opt(options.handshake_timeout_ms, 10_000).max(1) as u64),
-      max_pending_hs,
-      max_pending_per_addr: opt(options.max_pending_handshakes_per_address, 16).max(1) as usize,
-      retry_at_pending: options.retry_at_pending_handshakes.map_or(max_pending_hs / 2, |n| n as usize),
-      idle_timeout: Duration::from_millis(opt(options.idle_timeout_ms, 30_000).max(1) as u64),
-      keep_alive: (keep_alive > 0).then(|| Duration::from_millis(keep_alive as u64)),
-      rate: opt(options.send_rate_per_sec, 10_000) as f64,
-      burst: opt(options.send_burst, 64).max(1) as f64,
-      send_q: opt(options.send_queue_max, 1024).max(1) as usize,
-      recv_q: opt(options.recv_queue_max, 4096).max(1) as usize,
-      udp_buf: opt(options.udp_buffer_bytes, 4 * 1024 * 1024) as usize,
-      close_grace: Duration::from_millis(opt(options.close_grace_ms, 1000).max(1) as u64),
-    };
-    let (shutdown_tx, _) = watch::channel(false);
-    let inner = Arc::new(Inner {
-      cfg,
-      initial_pem: Mutex::new(initial_pem),
-      phase: Mutex::new(Phase::Idle),
-      endpoint: Mutex::new(None),
-      server_config: Mutex::new(None),
-      cert: Mutex::new(CertInfo { hashes: vec![], valid_until_ms: 0.0 }),
-      sessions: Mutex::new(HashMap::new()),
-      stopping: AtomicBool::new(false),
-      shutdown_tx,
-      accept_task: Mutex::new(None),
-      queue: Mutex::new(EventQueue::default()),
-      scheduled: AtomicBool::new(false),
-      tsfn: Mutex::new(None),
-      stats: Counters::default(),
-      next_id: AtomicU32::new(1),
-      pending_hs: AtomicUsize::new(0),
-      pending_by_addr: Mutex::new(HashMap::new()),
-    });
-    Ok(Self { inner, on_events })
-  }
 
-  /// Binds the UDP socket and starts accepting sessions. Creates the
-  /// threadsafe function that keeps Node alive until `stop()`.
-  #[napi(catch_unwind)]
-  pub fn listen<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ListenResult>> {
-    {
-      let mut phase = lock(&self.inner.phase);
-      if *phase != Phase::Idle {
-        return Err(Error::from_reason("listen() may be called once"));
-      }
-      *phase = Phase::Starting;
+    /// Binds the UDP socket and starts accepting sessions. Creates the
+    /// threadsafe function that keeps Node alive until `stop()`.
+    #[napi(catch_unwind)]
+    pub fn listen<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ListenResult>> {
+        {
+            let mut phase = lock(&self.inner.phase);
+            if *phase != Phase::Idle {
+                return Err(Error::from_reason("listen() may be called once"));
+            }
+            *phase = Phase::Starting;
+        }
+        let f = self.on_events.borrow_back(env)?;
+        let drain_inner = self.inner.clone();
+        let tsfn: EventTsfn = f
+            .build_threadsafe_function::<()>()
+            .callee_handled::<false>()
+            .build_callback(move |_ctx| Ok(drain_inner.drain()))?;
+        *lock(&self.inner.tsfn) = Some(tsfn);
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            match listen_impl(inner.clone()).await {
+                Ok(r) => {
+                    let mut phase = lock(&inner.phase);
+                    if *phase == Phase::Starting {
+                        *phase = Phase::Listening;
+                    }
+                    Ok(r)
+                }
+                Err(e) => {
+                    *lock(&inner.phase) = Phase::Stopped;
+                    let t = lock(&inner.tsfn).take();
+                    drop(t);
+                    Err(Error::from_reason(e))
+                }
+            }
+        })
     }
-    let f = self.on_events.borrow_back(env)?;
-    let drain_inner = self.inner.clone();
-    let tsfn: EventTsfn = f
-      .build_threadsafe_function::<()>()
-      .callee_handled::<false>()
-      .build_callback(move |_ctx| Ok(drain_inner.drain()))?;
-    *lock(&self.inner.tsfn) = Some(tsfn);
-    let inner = self.inner.clone();
-    env.spawn_future(async move {
-      match listen_impl(inner.clone()).await {
-        Ok(r) => {
-          let mut phase = lock(&inner.phase);
-          if *phase == Phase::Starting {
-            *phase = Phase::Listening;
-          }
-          Ok(r)
-        }
-        Err(e) => {
-          *lock(&inner.phase) = Phase::Stopped;
-          let t = lock(&inner.tsfn).take();
-          drop(t);
-          Err(Error::from_reason(e))
-        }
-      }
-    })
-  }
 
-  /// Queues datagrams for one session; returns how many were queued.
-  #[napi(catch_unwind)]
-  pub fn send(&self, id: u32, datagrams: Vec<BufferSlice>) -> u32 {
-    let inner = &self.inner;
-    let Some(sess) = inner.session(id) else {
-      add(&inner.stats.unknown_session, datagrams.len() as u64);
-      return 0;
-    };
-    let max = sess.conn.max_datagram_size().unwrap_or(0);
-    let mut queued = 0u32;
-    {
-      let mut q = lock(&sess.out);
-      for d in datagrams.iter() {
-        if d.len() > max {
-          inc(&inner.stats.oversize_out);
-          continue;
+    /// Queues datagrams for one session; returns how many were queued.
+    #[napi(catch_unwind)]
+    pub fn send(&self, id: u32, datagrams: Vec<BufferSlice>) -> u32 {
+        let inner = &self.inner;
+        let Some(sess) = inner.session(id) else {
+            add(&inner.stats.unknown_session, datagrams.len() as u64);
+            return 0;
+        };
+        let max = sess.conn.max_datagram_size().unwrap_or(0);
+        let mut queued = 0u32;
+        {
+            let mut q = lock(&sess.out);
+            for d in datagrams.iter() {
+                if d.len() > max {
+                    inc(&inner.stats.oversize_out);
+                    continue;
+                }
+                if q.len() >= inner.cfg.send_q {
+                    q.pop_front();
+                    inc(&inner.stats.send_queue_full);
+                    inner.stats.send_queued.fetch_sub(1, Ordering::Relaxed);
+                }
+                q.push_back(Bytes::copy_from_slice(d));
+                inner.stats.send_queued.fetch_add(1, Ordering::Relaxed);
+                queued += 1;
+            }
         }
-        if q.len() >= inner.cfg.send_q {
-          q.pop_front();
-          inc(&inner.stats.send_queue_full);
-          inner.stats.send_queued.fetch_sub(1, Ordering::Relaxed);
+        if queued > 0 {
+            sess.wake.notify_one();
         }
-        q.push_back(Bytes::copy_from_slice(d));
-        inner.stats.send_queued.fetch_add(1, Ordering::Relaxed);
-        queued += 1;
-      }
+        queued
     }
-    if queued > 0 {
-      sess.wake.notify_one();
-    }
-    queued
-  }
 
-  /// Closes one session so the peer learns `code` and `reason`; `onClose`
-  /// follows with `closed locally (code): reason`. Only the first close of a
-  /// session counts. See `close_task` for how.
-  #[napi(catch_unwind)]
-  pub fn close(&self, id: u32, code: u32, reason: String) -> bool {
-    let Some((sess, reason)) = self.local_close(id, code, reason) else { return false };
-    if !sess.closing.swap(true, Ordering::AcqRel) {
-      napi::bindgen_prelude::spawn(close_task(sess.conn.clone(), code, reason, self.inner.cfg.close_grace));
-    }
-    true
-  }
-
-  /// Closes one session's QUIC connection at once (no session close for the
-  /// peer to read: it sees the connection lost); `onClose` follows.
-  #[napi(catch_unwind)]
-  pub fn abort(&self, id: u32, code: u32, reason: String) -> bool {
-    let Some((sess, reason)) = self.local_close(id, code, reason) else { return false };
-    sess.conn.close(VarInt::from_u32(code), reason.as_bytes());
-    true
-  }
-
-  /// Replaces the certificate for new sessions; live sessions keep theirs.
-  #[napi(catch_unwind)]
-  pub fn rotate_certificate(
-    &self,
-    cert_pem: Option<String>,
-    key_pem: Option<String>,
-  ) -> Result<CertificateResult> {
-    let pem = match (cert_pem.as_deref(), key_pem.as_deref()) {
-      (Some(c), Some(k)) => Some((c, k)),
-      (None, None) => None,
-      _ => return Err(Error::from_reason("certPem and keyPem must be given together")),
-    };
-    let (tls, cert) = make_tls(pem).map_err(Error::from_reason)?;
-    let crypto = quic_crypto(tls).map_err(Error::from_reason)?;
-    let ep = lock(&self.inner.endpoint).clone();
-    let (Some(ep), Some(mut sc)) = (ep, lock(&self.inner.server_config).clone()) else {
-      return Err(Error::from_reason("server is not listening"));
-    };
-    sc.crypto = crypto;
-    ep.set_server_config(Some(sc.clone()));
-    *lock(&self.inner.server_config) = Some(sc);
-    let res = CertificateResult { cert_hashes: cert.hashes.clone(), valid_until_ms: cert.valid_until_ms };
-    *lock(&self.inner.cert) = cert;
-    Ok(res)
-  }
-
-  /// The certificate currently presented to new sessions.
-  #[napi(catch_unwind)]
-  pub fn certificate(&self) -> CertificateResult {
-    let c = lock(&self.inner.cert);
-    CertificateResult { cert_hashes: c.hashes.clone(), valid_until_ms: c.valid_until_ms }
-  }
-
-  #[napi(catch_unwind)]
-  pub fn stats(&self) -> ServerStats {
-    let s = &self.inner.stats;
-    let (active, live_overflow) = {
-      let map = lock(&self.inner.sessions);
-      (map.len(), map.values().map(|x| x.quic_recv_overflow()).sum::<u64>())
-    };
-    ServerStats {
-      sessions_active: active as f64,
-      sessions_opened: get(&s.sessions_opened),
-      sessions_closed: get(&s.sessions_closed),
-      datagrams_in: get(&s.dg_in),
-      bytes_in: get(&s.bytes_in),
-      datagrams_out: get(&s.dg_out),
-      bytes_out: get(&s.bytes_out),
-      send_queued: get(&s.send_queued),
-      send_buffer_waits: get(&s.send_buffer_waits),
-      batches: get(&s.batches),
-      panics: get(&s.panics),
-      drops: DropStats {
-        oversize_in: get(&s.oversize_in),
-        recv_queue_full: get(&s.recv_queue_full),
-        send_queue_full: get(&s.send_queue_full),
-        oversize_out: get(&s.oversize_out),
-        unknown_session: get(&s.unknown_session),
-        closed_with_queue: get(&s.closed_with_queue),
-        unsupported_by_peer: get(&s.unsupported_by_peer),
-        quic_recv_overflow: get(&s.quic_recv_overflow) + live_overflow as f64,
-      },
-      handshakes: HandshakeStats {
-        accepted: get(&s.hs_accepted),
-        timeout: get(&s.hs_timeout),
-        failed: get(&s.hs_failed),
-        rejected_full: get(&s.hs_rejected_full),
-        rejected_backlog: get(&s.hs_rejected_backlog),
-        rejected_per_address: get(&s.hs_rejected_per_address),
-        retries: get(&s.hs_retries),
-        pending: self.inner.pending_hs.load(Ordering::Relaxed) as f64,
-      },
-    }
-  }
-
-  /// Closes every session (each gets `onClose`), closes the endpoint and
-  /// releases the threadsafe function so Node can exit. Idempotent.
-  #[napi(catch_unwind)]
-  pub fn stop<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
-    let inner = self.inner.clone();
-    let prev = {
-      let mut phase = lock(&inner.phase);
-      let prev = *phase;
-      if matches!(prev, Phase::Idle | Phase::Stopped) {
-        *phase = Phase::Stopped;
-      } else if prev != Phase::Stopping {
-        *phase = Phase::Stopping;
-      }
-      prev
-    };
-    env.spawn_future(async move {
-      match prev {
-        Phase::Idle | Phase::Stopped => {
-          let t = lock(&inner.tsfn).take();
-          drop(t);
+    /// Closes one session so the peer learns `code` and `reason`; `onClose`
+    /// follows with `closed locally (code): reason`. Only the first close of a
+    /// session counts. See `close_task` for how.
+    #[napi(catch_unwind)]
+    pub fn close(&self, id: u32, code: u32, reason: String) -> bool {
+        let Some((sess, reason)) = self.local_close(id, code, reason) else {
+            return false;
+        };
+        if !sess.closing.swap(true, Ordering::AcqRel) {
+            napi::bindgen_prelude::spawn(close_task(
+                sess.conn.clone(),
+                code,
+                reason,
+                self.inner.cfg.close_grace,
+            ));
         }
-        Phase::Stopping => {
-          while *lock(&inner.phase) != Phase::Stopped {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-          }
+        true
+    }
+
+    /// Closes one session's QUIC connection at once (no session close for the
+    /// peer to read: it sees the connection lost); `onClose` follows.
+    #[napi(catch_unwind)]
+    pub fn abort(&self, id: u32, code: u32, reason: String) -> bool {
+        let Some((sess, reason)) = self.local_close(id, code, reason) else {
+            return false;
+        };
+        sess.conn.close(VarInt::from_u32(code), reason.as_bytes());
+        true
+    }
+
+    /// Replaces the certificate for new sessions; live sessions keep theirs.
+    #[napi(catch_unwind)]
+    pub fn rotate_certificate(
+        &self,
+        cert_pem: Option<String>,
+        key_pem: Option<String>,
+    ) -> Result<CertificateResult> {
+        let pem = match (cert_pem.as_deref(), key_pem.as_deref()) {
+            (Some(c), Some(k)) => Some((c, k)),
+            (None, None) => None,
+            _ => {
+                return Err(Error::from_reason(
+                    "certPem and keyPem must be given together",
+                ))
+            }
+        };
+        let (tls, cert) = make_tls(pem).map_err(Error::from_reason)?;
+        let crypto = quic_crypto(tls).map_err(Error::from_reason)?;
+        let ep = lock(&self.inner.endpoint).clone();
+        let (Some(ep), Some(mut sc)) = (ep, lock(&self.inner.server_config).clone()) else {
+            return Err(Error::from_reason("server is not listening"));
+        };
+        sc.crypto = crypto;
+        ep.set_server_config(Some(sc.clone()));
+        *lock(&self.inner.server_config) = Some(sc);
+        let res = CertificateResult {
+            cert_hashes: cert.hashes.clone(),
+            valid_until_ms: cert.valid_until_ms,
+        };
+        *lock(&self.inner.cert) = cert;
+        Ok(res)
+    }
+
+    /// The certificate currently presented to new sessions.
+    #[napi(catch_unwind)]
+    pub fn certificate(&self) -> CertificateResult {
+        let c = lock(&self.inner.cert);
+        CertificateResult {
+            cert_hashes: c.hashes.clone(),
+            valid_until_ms: c.valid_until_ms,
         }
-        Phase::Starting => {
-          // Wait for listen() to finish, then stop normally.
-          while lock(&inner.endpoint).is_none() && lock(&inner.tsfn).is_some() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-          }
-          stop_impl(inner).await;
+    }
+
+    #[napi(catch_unwind)]
+    pub fn stats(&self) -> ServerStats {
+        let s = &self.inner.stats;
+        let (active, live_overflow) = {
+            let map = lock(&self.inner.sessions);
+            (
+                map.len(),
+                map.values().map(|x| x.quic_recv_overflow()).sum::<u64>(),
+            )
+        };
+        ServerStats {
+            sessions_active: active as f64,
+            sessions_opened: get(&s.sessions_opened),
+            sessions_closed: get(&s.sessions_closed),
+            datagrams_in: get(&s.dg_in),
+            bytes_in: get(&s.bytes_in),
+            datagrams_out: get(&s.dg_out),
+            bytes_out: get(&s.bytes_out),
+            send_queued: get(&s.send_queued),
+            send_buffer_waits: get(&s.send_buffer_waits),
+            batches: get(&s.batches),
+            panics: get(&s.panics),
+            drops: DropStats {
+                oversize_in: get(&s.oversize_in),
+                recv_queue_full: get(&s.recv_queue_full),
+                send_queue_full: get(&s.send_queue_full),
+                oversize_out: get(&s.oversize_out),
+                unknown_session: get(&s.unknown_session),
+                closed_with_queue: get(&s.closed_with_queue),
+                unsupported_by_peer: get(&s.unsupported_by_peer),
+                quic_recv_overflow: get(&s.quic_recv_overflow) + live_overflow as f64,
+            },
+            handshakes: HandshakeStats {
+                accepted: get(&s.hs_accepted),
+                timeout: get(&s.hs_timeout),
+                failed: get(&s.hs_failed),
+                rejected_full: get(&s.hs_rejected_full),
+                rejected_backlog: get(&s.hs_rejected_backlog),
+                rejected_per_address: get(&s.hs_rejected_per_address),
+                retries: get(&s.hs_retries),
+                pending: self.inner.pending_hs.load(Ordering::Relaxed) as f64,
+            },
         }
-        Phase::Listening => stop_impl(inner).await,
-      }
-      Ok(())
-    })
-  }
+    }
+
+    /// Closes every session (each gets `onClose`), closes the endpoint and
+    /// releases the threadsafe function so Node can exit. Idempotent.
+    #[napi(catch_unwind)]
+    pub fn stop<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
+        let inner = self.inner.clone();
+        let prev = {
+            let mut phase = lock(&inner.phase);
+            let prev = *phase;
+            if matches!(prev, Phase::Idle | Phase::Stopped) {
+                *phase = Phase::Stopped;
+            } else if prev != Phase::Stopping {
+                *phase = Phase::Stopping;
+            }
+            prev
+        };
+        env.spawn_future(async move {
+            match prev {
+                Phase::Idle | Phase::Stopped => {
+                    let t = lock(&inner.tsfn).take();
+                    drop(t);
+                }
+                Phase::Stopping => {
+                    while *lock(&inner.phase) != Phase::Stopped {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                }
+                Phase::Starting => {
+                    // Wait for listen() to finish, then stop normally.
+                    while lock(&inner.endpoint).is_none() && lock(&inner.tsfn).is_some() {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    stop_impl(inner).await;
+                }
+                Phase::Listening => stop_impl(inner).await,
+            }
+            Ok(())
+        })
+    }
 }
 
 impl WtServerNative {
-  /// The prologue of `close` and `abort`: the session, and the reason cut to
-  /// 512 bytes, noted as the session's local close (the first one counts).
-  fn local_close(&self, id: u32, code: u32, reason: String) -> Option<(Arc<Session>, String)> {
-    let Some(sess) = self.inner.session(id) else {
-      inc(&self.inner.stats.unknown_session);
-      return None;
-    };
-    let reason = utf8_prefix(reason, 512);
-    lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
-    Some((sess, reason))
-  }
+    /// The prologue of `close` and `abort`: the session, and the reason cut to
+    /// 512 bytes, noted as the session's local close (the first one counts).
+    fn local_close(&self, id: u32, code: u32, reason: String) -> Option<(Arc<Session>, String)> {
+        let Some(sess) = self.inner.session(id) else {
+            inc(&self.inner.stats.unknown_session);
+            return None;
+        };
+        let reason = utf8_prefix(reason, 512);
+        lock(&sess.local_close).get_or_insert_with(|| format!("closed locally ({code}): {reason}"));
+        Some((sess, reason))
+    }
 }

@@ -16,82 +16,92 @@ use wtransport::quinn;
 use wtransport::Connection;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[derive(Clone)]
 pub(crate) struct Cfg {
-  pub(crate) addr: SocketAddr,
-  pub(crate) max_dgram: usize,
-  pub(crate) max_sessions: usize,
-  pub(crate) hs_timeout: Duration,
-  pub(crate) max_pending_hs: usize,
-  pub(crate) max_pending_per_addr: usize,
-  /// Pending handshakes at which unvalidated addresses get a QUIC Retry.
-  pub(crate) retry_at_pending: usize,
-  pub(crate) idle_timeout: Duration,
-  pub(crate) keep_alive: Option<Duration>,
-  pub(crate) rate: f64,
-  pub(crate) burst: f64,
-  pub(crate) send_q: usize,
-  pub(crate) recv_q: usize,
-  pub(crate) udp_buf: usize,
-  /// How long after `close()` (or `stop()`) a session's QUIC connection is
-  /// left for the peer to close before we close it (see `close_task`).
-  pub(crate) close_grace: Duration,
+    pub(crate) addr: SocketAddr,
+    pub(crate) max_dgram: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) hs_timeout: Duration,
+    pub(crate) max_pending_hs: usize,
+    pub(crate) max_pending_per_addr: usize,
+    /// Pending handshakes at which unvalidated addresses get a QUIC Retry.
+    pub(crate) retry_at_pending: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) keep_alive: Option<Duration>,
+    pub(crate) rate: f64,
+    pub(crate) burst: f64,
+    pub(crate) send_q: usize,
+    pub(crate) recv_q: usize,
+    pub(crate) udp_buf: usize,
+    /// How long after `close()` (or `stop()`) a session's QUIC connection is
+    /// left for the peer to close before we close it (see `close_task`).
+    pub(crate) close_grace: Duration,
 }
 
 #[derive(Default)]
 pub(crate) struct Counters {
-  pub(crate) sessions_opened: AtomicU64,
-  pub(crate) sessions_closed: AtomicU64,
-  pub(crate) dg_in: AtomicU64,
-  pub(crate) bytes_in: AtomicU64,
-  pub(crate) dg_out: AtomicU64,
-  pub(crate) bytes_out: AtomicU64,
-  pub(crate) send_queued: AtomicU64,
-  pub(crate) send_buffer_waits: AtomicU64,
-  pub(crate) batches: AtomicU64,
-  pub(crate) panics: AtomicU64,
-  pub(crate) oversize_in: AtomicU64,
-  pub(crate) recv_queue_full: AtomicU64,
-  pub(crate) send_queue_full: AtomicU64,
-  pub(crate) oversize_out: AtomicU64,
-  pub(crate) unknown_session: AtomicU64,
-  pub(crate) closed_with_queue: AtomicU64,
-  pub(crate) unsupported_by_peer: AtomicU64,
-  pub(crate) quic_recv_overflow: AtomicU64,
-  pub(crate) hs_accepted: AtomicU64,
-  pub(crate) hs_timeout: AtomicU64,
-  pub(crate) hs_failed: AtomicU64,
-  pub(crate) hs_rejected_full: AtomicU64,
-  pub(crate) hs_rejected_backlog: AtomicU64,
-  pub(crate) hs_rejected_per_address: AtomicU64,
-  pub(crate) hs_retries: AtomicU64,
+    pub(crate) sessions_opened: AtomicU64,
+    pub(crate) sessions_closed: AtomicU64,
+    pub(crate) dg_in: AtomicU64,
+    pub(crate) bytes_in: AtomicU64,
+    pub(crate) dg_out: AtomicU64,
+    pub(crate) bytes_out: AtomicU64,
+    pub(crate) send_queued: AtomicU64,
+    pub(crate) send_buffer_waits: AtomicU64,
+    pub(crate) batches: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) oversize_in: AtomicU64,
+    pub(crate) recv_queue_full: AtomicU64,
+    pub(crate) send_queue_full: AtomicU64,
+    pub(crate) oversize_out: AtomicU64,
+    pub(crate) unknown_session: AtomicU64,
+    pub(crate) closed_with_queue: AtomicU64,
+    pub(crate) unsupported_by_peer: AtomicU64,
+    pub(crate) quic_recv_overflow: AtomicU64,
+    pub(crate) hs_accepted: AtomicU64,
+    pub(crate) hs_timeout: AtomicU64,
+    pub(crate) hs_failed: AtomicU64,
+    pub(crate) hs_rejected_full: AtomicU64,
+    pub(crate) hs_rejected_backlog: AtomicU64,
+    pub(crate) hs_rejected_per_address: AtomicU64,
+    pub(crate) hs_retries: AtomicU64,
 }
 
 pub(crate) fn inc(c: &AtomicU64) {
-  c.fetch_add(1, Ordering::Relaxed);
+    c.fetch_add(1, Ordering::Relaxed);
 }
 pub(crate) fn add(c: &AtomicU64, n: u64) {
-  c.fetch_add(n, Ordering::Relaxed);
+    c.fetch_add(n, Ordering::Relaxed);
 }
 pub(crate) fn get(c: &AtomicU64) -> f64 {
-  c.load(Ordering::Relaxed) as f64
+    c.load(Ordering::Relaxed) as f64
 }
 
 pub(crate) enum Event {
-  Session { id: u32, path: String, origin: Option<String> },
-  Datagrams { id: u32, dgrams: Vec<Bytes> },
-  Close { id: u32, reason: String },
+    Session {
+        id: u32,
+        path: String,
+        origin: Option<String>,
+    },
+    Datagrams {
+        id: u32,
+        dgrams: Vec<Bytes>,
+    },
+    Close {
+        id: u32,
+        reason: String,
+    },
 }
 
 #[derive(Default)]
 pub(crate) struct EventQueue {
-  pub(crate) events: Vec<Event>,
-  /// Index in `events` of the open `Datagrams` entry per session, so every
-  /// datagram of a session in one batch lands in one `onDatagrams` call.
-  pub(crate) dgram_slot: HashMap<u32, usize>,
+    pub(crate) events: Vec<Event>,
+    /// Index in `events` of the open `Datagrams` entry per session, so every
+    /// datagram of a session in one batch lands in one `onDatagrams` call.
+    pub(crate) dgram_slot: HashMap<u32, usize>,
 }
 
 /// What the JS thread receives: a flat array `[kind, id, a, b, ...]`, four
@@ -99,181 +109,189 @@ pub(crate) struct EventQueue {
 pub(crate) struct EventBatch(Vec<Event>);
 
 impl ToNapiValue for EventBatch {
-  unsafe fn to_napi_value(raw_env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
-    let env = Env::from_raw(raw_env);
-    let mut arr = env.create_array((val.0.len() * 4) as u32)?;
-    let mut i = 0u32;
-    for ev in val.0 {
-      match ev {
-        Event::Session { id, path, origin } => {
-          arr.set(i, 0u32)?;
-          arr.set(i + 1, id)?;
-          arr.set(i + 2, path)?;
-          arr.set(i + 3, origin)?;
+    unsafe fn to_napi_value(
+        raw_env: napi::sys::napi_env,
+        val: Self,
+    ) -> Result<napi::sys::napi_value> {
+        let env = Env::from_raw(raw_env);
+        let mut arr = env.create_array((val.0.len() * 4) as u32)?;
+        let mut i = 0u32;
+        for ev in val.0 {
+            match ev {
+                Event::Session { id, path, origin } => {
+                    arr.set(i, 0u32)?;
+                    arr.set(i + 1, id)?;
+                    arr.set(i + 2, path)?;
+                    arr.set(i + 3, origin)?;
+                }
+                Event::Datagrams { id, dgrams } => {
+                    let mut list = env.create_array(dgrams.len() as u32)?;
+                    for (j, d) in dgrams.iter().enumerate() {
+                        list.set(j as u32, BufferSlice::copy_from(&env, d)?)?;
+                    }
+                    arr.set(i, 1u32)?;
+                    arr.set(i + 1, id)?;
+                    arr.set(i + 2, list)?;
+                    arr.set(i + 3, Null)?;
+                }
+                Event::Close { id, reason } => {
+                    arr.set(i, 2u32)?;
+                    arr.set(i + 1, id)?;
+                    arr.set(i + 2, reason)?;
+                    arr.set(i + 3, Null)?;
+                }
+            }
+            i += 4;
         }
-        Event::Datagrams { id, dgrams } => {
-          let mut list = env.create_array(dgrams.len() as u32)?;
-          for (j, d) in dgrams.iter().enumerate() {
-            list.set(j as u32, BufferSlice::copy_from(&env, d)?)?;
-          }
-          arr.set(i, 1u32)?;
-          arr.set(i + 1, id)?;
-          arr.set(i + 2, list)?;
-          arr.set(i + 3, Null)?;
-        }
-        Event::Close { id, reason } => {
-          arr.set(i, 2u32)?;
-          arr.set(i + 1, id)?;
-          arr.set(i + 2, reason)?;
-          arr.set(i + 3, Null)?;
-        }
-      }
-      i += 4;
+        unsafe { Array::to_napi_value(raw_env, arr) }
     }
-    unsafe { Array::to_napi_value(raw_env, arr) }
-  }
 }
 
 pub(crate) type EventTsfn = ThreadsafeFunction<(), (), EventBatch, Status, false>;
 
 pub(crate) struct CertInfo {
-  pub(crate) hashes: Vec<String>,
-  pub(crate) valid_until_ms: f64,
+    pub(crate) hashes: Vec<String>,
+    pub(crate) valid_until_ms: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
-  Idle,
-  Starting,
-  Listening,
-  Stopping,
-  Stopped,
+    Idle,
+    Starting,
+    Listening,
+    Stopping,
+    Stopped,
 }
 
 pub(crate) struct Session {
-  pub(crate) id: u32,
-  pub(crate) conn: Connection,
-  /// Datagrams taken from wtransport (all are handed to JS, oversize too).
-  pub(crate) rx_seen: AtomicU64,
-  pub(crate) out: Mutex<VecDeque<Bytes>>,
-  pub(crate) wake: Notify,
-  pub(crate) local_close: Mutex<Option<String>>,
-  /// `close()` was called: the close notice and session close are under way.
-  pub(crate) closing: AtomicBool,
+    pub(crate) id: u32,
+    pub(crate) conn: Connection,
+    /// Datagrams taken from wtransport (all are handed to JS, oversize too).
+    pub(crate) rx_seen: AtomicU64,
+    pub(crate) out: Mutex<VecDeque<Bytes>>,
+    pub(crate) wake: Notify,
+    pub(crate) local_close: Mutex<Option<String>>,
+    /// `close()` was called: the close notice and session close are under way.
+    pub(crate) closing: AtomicBool,
 }
 
 pub(crate) struct Inner {
-  pub(crate) cfg: Cfg,
-  pub(crate) initial_pem: Mutex<Option<(String, String)>>,
-  pub(crate) phase: Mutex<Phase>,
-  pub(crate) endpoint: Mutex<Option<quinn::Endpoint>>,
-  /// The endpoint's server config; a certificate rotation swaps only its
-  /// crypto, so Retry tokens issued just before stay valid.
-  pub(crate) server_config: Mutex<Option<quinn::ServerConfig>>,
-  pub(crate) cert: Mutex<CertInfo>,
-  pub(crate) sessions: Mutex<HashMap<u32, Arc<Session>>>,
-  pub(crate) stopping: AtomicBool,
-  pub(crate) shutdown_tx: watch::Sender<bool>,
-  pub(crate) accept_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
-  pub(crate) queue: Mutex<EventQueue>,
-  pub(crate) scheduled: AtomicBool,
-  pub(crate) tsfn: Mutex<Option<EventTsfn>>,
-  pub(crate) stats: Counters,
-  pub(crate) next_id: AtomicU32,
-  pub(crate) pending_hs: AtomicUsize,
-  /// Pending handshakes per source (see `addr_key`).
-  pub(crate) pending_by_addr: Mutex<HashMap<IpAddr, usize>>,
+    pub(crate) cfg: Cfg,
+    pub(crate) initial_pem: Mutex<Option<(String, String)>>,
+    pub(crate) phase: Mutex<Phase>,
+    pub(crate) endpoint: Mutex<Option<quinn::Endpoint>>,
+    /// The endpoint's server config; a certificate rotation swaps only its
+    /// crypto, so Retry tokens issued just before stay valid.
+    pub(crate) server_config: Mutex<Option<quinn::ServerConfig>>,
+    pub(crate) cert: Mutex<CertInfo>,
+    pub(crate) sessions: Mutex<HashMap<u32, Arc<Session>>>,
+    pub(crate) stopping: AtomicBool,
+    pub(crate) shutdown_tx: watch::Sender<bool>,
+    pub(crate) accept_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    pub(crate) queue: Mutex<EventQueue>,
+    pub(crate) scheduled: AtomicBool,
+    pub(crate) tsfn: Mutex<Option<EventTsfn>>,
+    pub(crate) stats: Counters,
+    pub(crate) next_id: AtomicU32,
+    pub(crate) pending_hs: AtomicUsize,
+    /// Pending handshakes per source (see `addr_key`).
+    pub(crate) pending_by_addr: Mutex<HashMap<IpAddr, usize>>,
 }
 
 /// The unit a peer cannot cheaply multiply: an IPv4 address, or an IPv6 /64
 /// (one host commonly owns a whole /64).
 pub(crate) fn addr_key(a: SocketAddr) -> IpAddr {
-  match a.ip() {
-    IpAddr::V4(v4) => IpAddr::V4(v4),
-    IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-      Some(v4) => IpAddr::V4(v4),
-      None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
-    },
-  }
+    match a.ip() {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        },
+    }
 }
 
 impl Session {
-  pub(crate) fn quic_recv_overflow(&self) -> u64 {
-    let frames = self.conn.quic_connection().stats().frame_rx.datagram;
-    frames.saturating_sub(self.rx_seen.load(Ordering::Relaxed))
-  }
+    pub(crate) fn quic_recv_overflow(&self) -> u64 {
+        let frames = self.conn.quic_connection().stats().frame_rx.datagram;
+        frames.saturating_sub(self.rx_seen.load(Ordering::Relaxed))
+    }
 }
 
 impl Inner {
-  /// Ask the JS thread to drain the queue unless a drain is already pending.
-  pub(crate) fn schedule(&self) {
-    if self.scheduled.swap(true, Ordering::AcqRel) {
-      return;
-    }
-    let guard = lock(&self.tsfn);
-    let ok = match guard.as_ref() {
-      Some(t) => t.call((), ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok,
-      None => false,
-    };
-    if !ok {
-      self.scheduled.store(false, Ordering::Release);
-    }
-  }
-
-  /// Runs on the JS thread.
-  pub(crate) fn drain(&self) -> EventBatch {
-    self.scheduled.store(false, Ordering::Release);
-    let mut q = lock(&self.queue);
-    q.dgram_slot.clear();
-    let events = std::mem::take(&mut q.events);
-    drop(q);
-    if !events.is_empty() {
-      inc(&self.stats.batches);
-    }
-    EventBatch(events)
-  }
-
-  pub(crate) fn push_session(&self, id: u32, path: String, origin: Option<String>) {
-    lock(&self.queue).events.push(Event::Session { id, path, origin });
-    self.schedule();
-  }
-
-  pub(crate) fn push_close(&self, id: u32, reason: String) {
-    {
-      let mut q = lock(&self.queue);
-      q.dgram_slot.remove(&id);
-      q.events.push(Event::Close { id, reason });
-    }
-    self.schedule();
-  }
-
-  pub(crate) fn push_datagram(&self, id: u32, d: Bytes) {
-    {
-      let mut q = lock(&self.queue);
-      let idx = match q.dgram_slot.get(&id) {
-        Some(&i) => i,
-        None => {
-          q.events.push(Event::Datagrams { id, dgrams: Vec::new() });
-          let i = q.events.len() - 1;
-          q.dgram_slot.insert(id, i);
-          i
-        }
-      };
-      match q.events.get_mut(idx) {
-        Some(Event::Datagrams { dgrams, .. }) => {
-          if dgrams.len() >= self.cfg.recv_q {
-            inc(&self.stats.recv_queue_full);
+    /// Ask the JS thread to drain the queue unless a drain is already pending.
+    pub(crate) fn schedule(&self) {
+        if self.scheduled.swap(true, Ordering::AcqRel) {
             return;
-          }
-          dgrams.push(d);
         }
-        _ => return,
-      }
+        let guard = lock(&self.tsfn);
+        let ok = match guard.as_ref() {
+            Some(t) => t.call((), ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok,
+            None => false,
+        };
+        if !ok {
+            self.scheduled.store(false, Ordering::Release);
+        }
     }
-    self.schedule();
-  }
 
-  pub(crate) fn session(&self, id: u32) -> Option<Arc<Session>> {
-    lock(&self.sessions).get(&id).cloned()
-  }
+    /// Runs on the JS thread.
+    pub(crate) fn drain(&self) -> EventBatch {
+        self.scheduled.store(false, Ordering::Release);
+        let mut q = lock(&self.queue);
+        q.dgram_slot.clear();
+        let events = std::mem::take(&mut q.events);
+        drop(q);
+        if !events.is_empty() {
+            inc(&self.stats.batches);
+        }
+        EventBatch(events)
+    }
+
+    pub(crate) fn push_session(&self, id: u32, path: String, origin: Option<String>) {
+        lock(&self.queue)
+            .events
+            .push(Event::Session { id, path, origin });
+        self.schedule();
+    }
+
+    pub(crate) fn push_close(&self, id: u32, reason: String) {
+        {
+            let mut q = lock(&self.queue);
+            q.dgram_slot.remove(&id);
+            q.events.push(Event::Close { id, reason });
+        }
+        self.schedule();
+    }
+
+    pub(crate) fn push_datagram(&self, id: u32, d: Bytes) {
+        {
+            let mut q = lock(&self.queue);
+            let idx = match q.dgram_slot.get(&id) {
+                Some(&i) => i,
+                None => {
+                    q.events.push(Event::Datagrams {
+                        id,
+                        dgrams: Vec::new(),
+                    });
+                    let i = q.events.len() - 1;
+                    q.dgram_slot.insert(id, i);
+                    i
+                }
+            };
+            match q.events.get_mut(idx) {
+                Some(Event::Datagrams { dgrams, .. }) => {
+                    if dgrams.len() >= self.cfg.recv_q {
+                        inc(&self.stats.recv_queue_full);
+                        return;
+                    }
+                    dgrams.push(d);
+                }
+                _ => return,
+            }
+        }
+        self.schedule();
+    }
+
+    pub(crate) fn session(&self, id: u32) -> Option<Arc<Session>> {
+        lock(&self.sessions).get(&id).cloned()
+    }
 }

@@ -22,10 +22,15 @@ impl AgonesSdk {
     /// a game server's container), else Agones' default port 9358.
     pub fn from_env() -> io::Result<AgonesSdk> {
         let port = match std::env::var("AGONES_SDK_HTTP_PORT") {
-            Ok(p) => p.parse::<u16>().map_err(|_| io::Error::other(format!("AGONES_SDK_HTTP_PORT={p} is not a port")))?,
+            Ok(p) => p
+                .parse::<u16>()
+                .map_err(|_| io::Error::other(format!("AGONES_SDK_HTTP_PORT={p} is not a port")))?,
             Err(_) => 9358,
         };
-        let addr = ("localhost", port).to_socket_addrs()?.next().ok_or_else(|| io::Error::other("localhost does not resolve"))?;
+        let addr = ("localhost", port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::other("localhost does not resolve"))?;
         Ok(AgonesSdk { addr })
     }
 
@@ -66,11 +71,14 @@ impl AgonesSdk {
         write!(s, "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}")?;
         let mut answer = Vec::new();
         s.read_to_end(&mut answer)?;
-        let status = status_code(&answer).ok_or_else(|| io::Error::other(format!("agones sdk {path}: no HTTP answer")))?;
+        let status = status_code(&answer)
+            .ok_or_else(|| io::Error::other(format!("agones sdk {path}: no HTTP answer")))?;
         if (200..300).contains(&status) {
             Ok(())
         } else {
-            Err(io::Error::other(format!("agones sdk {path}: HTTP {status}")))
+            Err(io::Error::other(format!(
+                "agones sdk {path}: HTTP {status}"
+            )))
         }
     }
 }
@@ -89,8 +97,14 @@ mod tests {
 
     #[test]
     fn reads_the_status_line() {
-        assert_eq!(status_code(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{}"), Some(200));
-        assert_eq!(status_code(b"HTTP/1.0 503 Service Unavailable\r\n\r\n"), Some(503));
+        assert_eq!(
+            status_code(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{}"),
+            Some(200)
+        );
+        assert_eq!(
+            status_code(b"HTTP/1.0 503 Service Unavailable\r\n\r\n"),
+            Some(503)
+        );
         assert_eq!(status_code(b"SSH-2.0-OpenSSH\r\n"), None);
         assert_eq!(status_code(b""), None);
     }
@@ -98,8 +112,14 @@ mod tests {
     #[test]
     fn no_sidecar_is_an_error_not_a_hang() {
         // A port nothing listens on: bind one, note it, close it.
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let sdk = AgonesSdk { addr: SocketAddr::from(([127, 0, 0, 1], port)) };
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let sdk = AgonesSdk {
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        };
         assert!(sdk.ready().is_err());
     }
 }

@@ -15,7 +15,11 @@ use crate::net::CH_INPUT;
 /// The channels every client declares (see `net`).
 pub fn client_config() -> Config {
     Config {
-        channels: vec![ChannelConfig::unreliable_sequenced(), ChannelConfig::unreliable_sequenced(), ChannelConfig::reliable_ordered()],
+        channels: vec![
+            ChannelConfig::unreliable_sequenced(),
+            ChannelConfig::unreliable_sequenced(),
+            ChannelConfig::reliable_ordered(),
+        ],
         // As the browser: the server's ACK delay at 30 Hz snapshots (see
         // arcade-server), so RTT samples subtract it whole; our own ACKs
         // ride on the next 60 Hz input.
@@ -57,7 +61,11 @@ pub struct Bot {
 
 impl Bot {
     pub fn join(server: SocketAddr, room: u8, name: &str, seed: u64) -> io::Result<Bot> {
-        let hello = Message::Join { room, name: name.into() }.encode();
+        let hello = Message::Join {
+            room,
+            name: name.into(),
+        }
+        .encode();
         Ok(Bot {
             client: UdpClient::connect(server, client_config(), &hello)?,
             seq: 0,
@@ -81,7 +89,17 @@ impl Bot {
             return;
         }
         if self.change_in == 0 {
-            const MOVES: [u8; 9] = [0, KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT, KEY_UP | KEY_LEFT, KEY_UP | KEY_RIGHT, KEY_DOWN | KEY_LEFT, KEY_DOWN | KEY_RIGHT];
+            const MOVES: [u8; 9] = [
+                0,
+                KEY_UP,
+                KEY_DOWN,
+                KEY_LEFT,
+                KEY_RIGHT,
+                KEY_UP | KEY_LEFT,
+                KEY_UP | KEY_RIGHT,
+                KEY_DOWN | KEY_LEFT,
+                KEY_DOWN | KEY_RIGHT,
+            ];
             self.keys = MOVES[self.rng.below(MOVES.len() as u64) as usize];
             self.change_in = 30 + self.rng.below(90) as u32;
         }
@@ -89,10 +107,20 @@ impl Bot {
         self.aim += (self.rng.below(21) as f64 - 10.0) * 0.01;
         let fire = self.rng.below(4) == 0;
         self.seq = self.seq.wrapping_add(1);
-        self.recent.insert(0, InputFrame { keys: self.keys, fire, aim: self.aim });
+        self.recent.insert(
+            0,
+            InputFrame {
+                keys: self.keys,
+                fire,
+                aim: self.aim,
+            },
+        );
         self.recent.truncate(MAX_INPUT_FRAMES);
         // The frames are lent to the message and taken back: no copy per input.
-        let m = Message::Input { seq: self.seq, frames: std::mem::take(&mut self.recent) };
+        let m = Message::Input {
+            seq: self.seq,
+            frames: std::mem::take(&mut self.recent),
+        };
         let _ = self.client.send(CH_INPUT, m.encode());
         if let Message::Input { frames, .. } = m {
             self.recent = frames;
@@ -127,7 +155,12 @@ impl Bot {
 /// Runs `count` bots on this thread at 60 Hz until `until`, joining
 /// `ramp_per_tick` new ones per tick from `make`. Counters restart once all
 /// have joined; returns the bots and that moment (the steady state's start).
-pub fn run_bots(mut make: impl FnMut(usize) -> io::Result<Bot>, count: usize, ramp_per_tick: usize, until: Instant) -> io::Result<(Vec<Bot>, Instant)> {
+pub fn run_bots(
+    mut make: impl FnMut(usize) -> io::Result<Bot>,
+    count: usize,
+    ramp_per_tick: usize,
+    until: Instant,
+) -> io::Result<(Vec<Bot>, Instant)> {
     let period = Duration::from_secs(1) / 60;
     let mut bots: Vec<Bot> = Vec::with_capacity(count);
     let mut next = Instant::now();

@@ -5,8 +5,8 @@
 //! `agones` tells an Agones sidecar the server is Ready and healthy (opt-in).
 
 pub mod agones;
+pub mod bots;
 pub mod codec;
 pub mod game;
-pub mod bots;
 pub mod net;
 mod snapshot_turns;

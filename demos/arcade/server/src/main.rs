@@ -47,19 +47,62 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { host: "127.0.0.1".into(), port: 0, shards: 1, snapshot_hz: 30, stats_ms: 5000, read_every_ms: 2, ack_delay_ms: None, ack_threshold: None, ignore_stdin: false, agones: false };
+    let mut a = Args {
+        host: "127.0.0.1".into(),
+        port: 0,
+        shards: 1,
+        snapshot_hz: 30,
+        stats_ms: 5000,
+        read_every_ms: 2,
+        ack_delay_ms: None,
+        ack_threshold: None,
+        ignore_stdin: false,
+        agones: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
         match flag.as_str() {
             "--host" => a.host = value("--host")?,
-            "--port" => a.port = value("--port")?.parse().map_err(|_| "--port: not a port number")?,
-            "--shards" => a.shards = value("--shards")?.parse().map_err(|_| "--shards: not a number")?,
-            "--snapshot-hz" => a.snapshot_hz = value("--snapshot-hz")?.parse().map_err(|_| "--snapshot-hz: not a number")?,
-            "--stats-ms" => a.stats_ms = value("--stats-ms")?.parse().map_err(|_| "--stats-ms: not a number")?,
-            "--read-every-ms" => a.read_every_ms = value("--read-every-ms")?.parse().map_err(|_| "--read-every-ms: not a number")?,
-            "--ack-delay-ms" => a.ack_delay_ms = Some(value("--ack-delay-ms")?.parse().map_err(|_| "--ack-delay-ms: not a number")?),
-            "--ack-threshold" => a.ack_threshold = Some(value("--ack-threshold")?.parse().map_err(|_| "--ack-threshold: not a number")?),
+            "--port" => {
+                a.port = value("--port")?
+                    .parse()
+                    .map_err(|_| "--port: not a port number")?
+            }
+            "--shards" => {
+                a.shards = value("--shards")?
+                    .parse()
+                    .map_err(|_| "--shards: not a number")?
+            }
+            "--snapshot-hz" => {
+                a.snapshot_hz = value("--snapshot-hz")?
+                    .parse()
+                    .map_err(|_| "--snapshot-hz: not a number")?
+            }
+            "--stats-ms" => {
+                a.stats_ms = value("--stats-ms")?
+                    .parse()
+                    .map_err(|_| "--stats-ms: not a number")?
+            }
+            "--read-every-ms" => {
+                a.read_every_ms = value("--read-every-ms")?
+                    .parse()
+                    .map_err(|_| "--read-every-ms: not a number")?
+            }
+            "--ack-delay-ms" => {
+                a.ack_delay_ms = Some(
+                    value("--ack-delay-ms")?
+                        .parse()
+                        .map_err(|_| "--ack-delay-ms: not a number")?,
+                )
+            }
+            "--ack-threshold" => {
+                a.ack_threshold = Some(
+                    value("--ack-threshold")?
+                        .parse()
+                        .map_err(|_| "--ack-threshold: not a number")?,
+                )
+            }
             "--ignore-stdin" => a.ignore_stdin = true,
             "--agones" => a.agones = true,
             other => return Err(format!("unknown argument: {other}")),
@@ -114,7 +157,11 @@ fn stop_on_stdin_eof() {
 /// Resident memory, KiB (Linux; 0 elsewhere).
 fn rss_kib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     pages * 4
 }
 
@@ -126,7 +173,8 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 }
 
 fn run(a: Args) -> io::Result<()> {
-    let mut opts = ShardOptions::acks_on_snapshots(a.snapshot_hz, Duration::from_millis(a.read_every_ms));
+    let mut opts =
+        ShardOptions::acks_on_snapshots(a.snapshot_hz, Duration::from_millis(a.read_every_ms));
     if let Some(ms) = a.ack_delay_ms {
         opts.max_ack_delay_us = ms * 1000;
     }
@@ -144,10 +192,25 @@ fn run(a: Args) -> io::Result<()> {
         let (tx, rx) = std::sync::mpsc::channel();
         let host = a.host.clone();
         let port = if a.port == 0 { 0 } else { a.port + i };
-        let (snapshot_hz, read_every, max_ack_delay_us, ack_eliciting_threshold) = (opts.snapshot_hz, opts.read_every, opts.max_ack_delay_us, opts.ack_eliciting_threshold);
+        let (snapshot_hz, read_every, max_ack_delay_us, ack_eliciting_threshold) = (
+            opts.snapshot_hz,
+            opts.read_every,
+            opts.max_ack_delay_us,
+            opts.ack_eliciting_threshold,
+        );
         // The shard is created on its own thread (UdpServer is not Send).
         handles.push(std::thread::spawn(move || -> io::Result<()> {
-            let mut shard = match Shard::bind(&host, port, &ShardOptions { snapshot_hz, read_every, max_ack_delay_us, ack_eliciting_threshold }, stats) {
+            let mut shard = match Shard::bind(
+                &host,
+                port,
+                &ShardOptions {
+                    snapshot_hz,
+                    read_every,
+                    max_ack_delay_us,
+                    ack_eliciting_threshold,
+                },
+                stats,
+            ) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tx.send(Err(e.to_string()));
@@ -157,14 +220,25 @@ fn run(a: Args) -> io::Result<()> {
             let _ = tx.send(shard.port().map_err(|e| e.to_string()));
             shard.run_from(&STOP, tick_phase(start, i as u32, shards as u32))
         }));
-        let port = rx.recv().map_err(|_| io::Error::other("shard thread died"))?.map_err(io::Error::other)?;
+        let port = rx
+            .recv()
+            .map_err(|_| io::Error::other("shard thread died"))?
+            .map_err(io::Error::other)?;
         ports.push(port.to_string());
     }
-    log(&format!(r#"{{"event":"listening","ports":[{}],"tickHz":60,"snapshotHz":{}}}"#, ports.join(","), a.snapshot_hz));
+    log(&format!(
+        r#"{{"event":"listening","ports":[{}],"tickHz":60,"snapshotHz":{}}}"#,
+        ports.join(","),
+        a.snapshot_hz
+    ));
     // Agones (opt-in): allocatable once every shard listens; healthy while this process runs.
     let health = if a.agones {
         let sdk = AgonesSdk::from_env()?;
-        sdk.ready().map_err(|e| io::Error::other(format!("--agones: the Agones SDK sidecar did not take Ready: {e}")))?;
+        sdk.ready().map_err(|e| {
+            io::Error::other(format!(
+                "--agones: the Agones SDK sidecar did not take Ready: {e}"
+            ))
+        })?;
         log(r#"{"event":"agones","state":"Ready"}"#);
         Some(sdk.keep_healthy(Duration::from_secs(2), &STOP))
     } else {

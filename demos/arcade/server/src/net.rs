@@ -56,7 +56,10 @@ impl ShardStats {
 pub fn thread_cpu_us() -> u64 {
     #[cfg(unix)]
     {
-        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: clock_gettime writes only into `t`.
         if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
             return t.tv_sec as u64 * 1_000_000 + t.tv_nsec as u64 / 1_000;
@@ -115,7 +118,12 @@ pub struct Shard {
 }
 
 impl Shard {
-    pub fn bind(host: &str, port: u16, o: &ShardOptions, stats: Arc<ShardStats>) -> io::Result<Shard> {
+    pub fn bind(
+        host: &str,
+        port: u16,
+        o: &ShardOptions,
+        stats: Arc<ShardStats>,
+    ) -> io::Result<Shard> {
         let mut config = ServerConfig::default();
         config.connection.max_ack_delay_us = o.max_ack_delay_us;
         config.connection.ack_eliciting_threshold = o.ack_eliciting_threshold;
@@ -168,8 +176,14 @@ impl Shard {
             self.handle_events();
             self.tick();
             let took = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
-            let cpu = thread_cpu_us().saturating_sub(cpu_started).min(u32::MAX as u64) as u32;
-            self.stats.tick_times.lock().unwrap_or_else(|e| e.into_inner()).push((took, cpu));
+            let cpu = thread_cpu_us()
+                .saturating_sub(cpu_started)
+                .min(u32::MAX as u64) as u32;
+            self.stats
+                .tick_times
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((took, cpu));
             self.stats.ticks.fetch_add(1, Ordering::Relaxed);
             next += period;
             if Instant::now() > next + 10 * period {
@@ -192,7 +206,11 @@ impl Shard {
             match ev {
                 Event::ConnectRequest { payload } => match Message::decode(&payload) {
                     Ok(Message::Join { room, name }) => {
-                        if self.rooms.get(&room).is_some_and(|r| r.player_count() >= crate::codec::MAX_PLAYERS) {
+                        if self
+                            .rooms
+                            .get(&room)
+                            .is_some_and(|r| r.player_count() >= crate::codec::MAX_PLAYERS)
+                        {
                             self.udp.reject(conn, "room full");
                         } else {
                             self.udp.accept(conn);
@@ -215,20 +233,36 @@ impl Shard {
     }
 
     fn seat(&mut self, conn: ConnectionId) {
-        let Some((room_id, name)) = self.joining.remove(&conn) else { return };
+        let Some((room_id, name)) = self.joining.remove(&conn) else {
+            return;
+        };
         self.turns.add(room_id);
-        let room = self.rooms.entry(room_id).or_insert_with(|| Room::new(room_id));
+        let room = self
+            .rooms
+            .entry(room_id)
+            .or_insert_with(|| Room::new(room_id));
         let Some(id) = room.join(&name) else {
             self.udp.close(conn, 4001, "room full");
             return;
         };
         let mut to_new = vec![room.welcome(id)];
-        to_new.extend(room.players().map(|p| Message::PlayerJoined { id: p.id, name: p.name.clone(), kills: p.kills, deaths: p.deaths }));
+        to_new.extend(room.players().map(|p| Message::PlayerJoined {
+            id: p.id,
+            name: p.name.clone(),
+            kills: p.kills,
+            deaths: p.deaths,
+        }));
         for m in to_new {
             let _ = self.udp.send(conn, CH_EVENTS, m.encode());
         }
         let name = room.player(id).map(|p| p.name.clone()).unwrap_or(name);
-        let joined = Message::PlayerJoined { id, name, kills: 0, deaths: 0 }.encode();
+        let joined = Message::PlayerJoined {
+            id,
+            name,
+            kills: 0,
+            deaths: 0,
+        }
+        .encode();
         let members = self.members.entry(room_id).or_default();
         for &(other, _) in members.iter() {
             let _ = self.udp.send(other, CH_EVENTS, joined.clone());
@@ -236,12 +270,16 @@ impl Shard {
         members.push((conn, id));
         self.seats.insert(conn, Seat { room: room_id, id });
         self.stats.players.fetch_add(1, Ordering::Relaxed);
-        self.stats.rooms.store(self.rooms.len() as u64, Ordering::Relaxed);
+        self.stats
+            .rooms
+            .store(self.rooms.len() as u64, Ordering::Relaxed);
     }
 
     fn unseat(&mut self, conn: ConnectionId) {
         self.joining.remove(&conn);
-        let Some(seat) = self.seats.remove(&conn) else { return };
+        let Some(seat) = self.seats.remove(&conn) else {
+            return;
+        };
         if let Some(room) = self.rooms.get_mut(&seat.room) {
             room.leave(seat.id);
             if room.player_count() == 0 {
@@ -260,12 +298,16 @@ impl Shard {
             }
         }
         self.stats.players.fetch_sub(1, Ordering::Relaxed);
-        self.stats.rooms.store(self.rooms.len() as u64, Ordering::Relaxed);
+        self.stats
+            .rooms
+            .store(self.rooms.len() as u64, Ordering::Relaxed);
     }
 
     /// Bad bytes from a client are counted and dropped; the session lives on.
     fn on_message(&mut self, conn: ConnectionId, channel: u8, data: &[u8]) {
-        let Some(seat) = self.seats.get(&conn) else { return };
+        let Some(seat) = self.seats.get(&conn) else {
+            return;
+        };
         let (room_id, id) = (seat.room, seat.id);
         match (channel, Message::decode(data)) {
             (CH_INPUT, Ok(Message::Input { seq, frames })) => {
@@ -275,7 +317,11 @@ impl Shard {
             }
             (CH_EVENTS, Ok(Message::Chat { text })) => {
                 let text: String = text.chars().filter(|c| !c.is_control()).collect();
-                let m = Message::ChatFrom { from: id, text: text.chars().take(MAX_CHAT_BYTES).collect() }.encode();
+                let m = Message::ChatFrom {
+                    from: id,
+                    text: text.chars().take(MAX_CHAT_BYTES).collect(),
+                }
+                .encode();
                 for &(other, _) in self.members.get(&room_id).into_iter().flatten() {
                     let _ = self.udp.send(other, CH_EVENTS, m.clone());
                 }
@@ -328,7 +374,10 @@ mod tests {
         for pair in firsts.windows(2) {
             let gap = (pair[1] - pair[0]).as_nanos() as i128;
             let quarter = (TICK_PERIOD / 4).as_nanos() as i128;
-            assert!((gap - quarter).abs() <= 1, "gap {gap} ns, a quarter period is {quarter} ns");
+            assert!(
+                (gap - quarter).abs() <= 1,
+                "gap {gap} ns, a quarter period is {quarter} ns"
+            );
         }
     }
 

@@ -18,7 +18,11 @@ impl SnapshotTurns {
     /// Snapshots every `every` ticks (at least 1).
     pub fn new(every: u32) -> SnapshotTurns {
         let every = every.max(1);
-        SnapshotTurns { every, turn_of: HashMap::new(), load: vec![0; every as usize] }
+        SnapshotTurns {
+            every,
+            turn_of: HashMap::new(),
+            load: vec![0; every as usize],
+        }
     }
 
     /// Gives a new room the turn with the fewest rooms; a known room keeps its own.
@@ -26,7 +30,12 @@ impl SnapshotTurns {
         if self.turn_of.contains_key(&room) {
             return;
         }
-        let (turn, _) = self.load.iter().enumerate().min_by_key(|&(_, n)| *n).unwrap_or((0, &0));
+        let (turn, _) = self
+            .load
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, n)| *n)
+            .unwrap_or((0, &0));
         self.load[turn] += 1;
         self.turn_of.insert(room, turn as u32);
     }
@@ -39,7 +48,11 @@ impl SnapshotTurns {
 
     /// Whether `room` sends its snapshot on `tick`.
     pub fn is_due(&self, room: u8, tick: u32) -> bool {
-        let turn = self.turn_of.get(&room).copied().unwrap_or(room as u32 % self.every);
+        let turn = self
+            .turn_of
+            .get(&room)
+            .copied()
+            .unwrap_or(room as u32 % self.every);
         tick % self.every == turn
     }
 }
@@ -49,7 +62,9 @@ mod tests {
     use super::*;
 
     fn due_per_tick(turns: &SnapshotTurns, rooms: &[u8], ticks: u32) -> Vec<usize> {
-        (0..ticks).map(|t| rooms.iter().filter(|&&r| turns.is_due(r, t)).count()).collect()
+        (0..ticks)
+            .map(|t| rooms.iter().filter(|&&r| turns.is_due(r, t)).count())
+            .collect()
     }
 
     #[test]
@@ -65,7 +80,11 @@ mod tests {
         let mut turns = SnapshotTurns::new(3);
         for r in [4, 9, 17, 200, 33] {
             turns.add(r);
-            assert_eq!((0..3).filter(|&t| turns.is_due(r, t)).count(), 1, "room {r}");
+            assert_eq!(
+                (0..3).filter(|&t| turns.is_due(r, t)).count(),
+                1,
+                "room {r}"
+            );
         }
     }
 

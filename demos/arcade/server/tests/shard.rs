@@ -40,11 +40,20 @@ fn start() -> Server {
         shard.run(&st).expect("run");
     });
     let port = rx.recv().expect("shard started");
-    Server { port, stats, stop, thread: Some(thread) }
+    Server {
+        port,
+        stats,
+        stop,
+        thread: Some(thread),
+    }
 }
 
 fn join(server: &Server, room: u8, name: &str) -> UdpClient {
-    let hello = Message::Join { room, name: name.into() }.encode();
+    let hello = Message::Join {
+        room,
+        name: name.into(),
+    }
+    .encode();
     UdpClient::connect(("127.0.0.1", server.port), client_config(), &hello).expect("connect")
 }
 
@@ -64,7 +73,9 @@ fn wait_for<T>(c: &mut UdpClient, what: &str, mut f: impl FnMut(Event) -> Option
 
 fn message(ev: Event) -> Option<Message> {
     match ev {
-        Event::Message { data, .. } => Some(Message::decode(&data).expect("the server sends valid messages")),
+        Event::Message { data, .. } => {
+            Some(Message::decode(&data).expect("the server sends valid messages"))
+        }
         _ => None,
     }
 }
@@ -96,7 +107,8 @@ fn a_join_is_welcomed_with_the_map_and_snapshots_follow() {
 #[test]
 fn a_malformed_join_is_rejected_with_a_reason() {
     let server = start();
-    let mut c = UdpClient::connect(("127.0.0.1", server.port), client_config(), &[0xff, 0x00]).expect("connect");
+    let mut c = UdpClient::connect(("127.0.0.1", server.port), client_config(), &[0xff, 0x00])
+        .expect("connect");
     let reason = wait_for(&mut c, "rejection", |ev| match ev {
         Event::Closed(CloseReason::Rejected { reason }) => Some(reason),
         _ => None,
@@ -113,18 +125,33 @@ fn inputs_move_the_player_and_are_acknowledged_in_snapshots() {
         Some(Message::Snapshot { players, .. }) => players.iter().find(|p| p.id == me).map(|p| p.x),
         _ => None,
     });
-    let frame = InputFrame { keys: KEY_RIGHT, fire: false, aim: 0.0 };
+    let frame = InputFrame {
+        keys: KEY_RIGHT,
+        fire: false,
+        aim: 0.0,
+    };
     // Six inputs, each message repeating the ones before it (as the browser does).
     for seq in 1..=6u16 {
         let frames = vec![frame.clone(); (seq as usize).min(4)];
-        c.send(CH_INPUT, Message::Input { seq, frames }.encode()).expect("send");
+        c.send(CH_INPUT, Message::Input { seq, frames }.encode())
+            .expect("send");
         c.flush(); // one datagram each: queued sequenced messages supersede each other
     }
-    let x = wait_for(&mut c, "snapshot acknowledging input 6", |ev| match message(ev) {
-        Some(Message::Snapshot { ack: 6, players, .. }) => players.iter().find(|p| p.id == me).map(|p| p.x),
-        _ => None,
-    });
-    assert_eq!(x, x0 + 24.0, "six steps of 4 px, each applied once despite the repeats");
+    let x = wait_for(
+        &mut c,
+        "snapshot acknowledging input 6",
+        |ev| match message(ev) {
+            Some(Message::Snapshot {
+                ack: 6, players, ..
+            }) => players.iter().find(|p| p.id == me).map(|p| p.x),
+            _ => None,
+        },
+    );
+    assert_eq!(
+        x,
+        x0 + 24.0,
+        "six steps of 4 px, each applied once despite the repeats"
+    );
 }
 
 #[test]
@@ -141,9 +168,11 @@ fn garbage_on_a_channel_is_counted_and_the_session_lives_on() {
         c.events().for_each(drop);
     }
     // Still seated: snapshots keep coming.
-    wait_for(&mut c, "a snapshot after the garbage", |ev| match message(ev) {
-        Some(Message::Snapshot { .. }) => Some(()),
-        _ => None,
+    wait_for(&mut c, "a snapshot after the garbage", |ev| {
+        match message(ev) {
+            Some(Message::Snapshot { .. }) => Some(()),
+            _ => None,
+        }
     });
     assert!(c.is_connected());
 }
@@ -160,7 +189,14 @@ fn players_in_one_room_see_each_others_joins_and_chat() {
         _ => None,
     });
     assert_eq!(joined, bob);
-    b.send(CH_EVENTS, Message::Chat { text: "hi ann".into() }.encode()).expect("send");
+    b.send(
+        CH_EVENTS,
+        Message::Chat {
+            text: "hi ann".into(),
+        }
+        .encode(),
+    )
+    .expect("send");
     b.flush();
     let (from, text) = wait_for(&mut a, "bob's chat", |ev| match message(ev) {
         Some(Message::ChatFrom { from, text }) => Some((from, text)),

@@ -30,14 +30,35 @@ struct Args {
 }
 
 fn parse() -> Result<Args, String> {
-    let mut a = Args { host: "127.0.0.1".into(), ports: vec![], bots: 100, per_room: 20, seconds: 10.0, threads: 1, ramp_per_tick: 20, idle_priority: false };
+    let mut a = Args {
+        host: "127.0.0.1".into(),
+        ports: vec![],
+        bots: 100,
+        per_room: 20,
+        seconds: 10.0,
+        threads: 1,
+        ramp_per_tick: 20,
+        idle_priority: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let v = it.next().ok_or(format!("{flag} needs a value"))?;
-        let num = |s: &str| s.parse::<f64>().map_err(|_| format!("{flag}: not a number: {s}"));
+        let num = |s: &str| {
+            s.parse::<f64>()
+                .map_err(|_| format!("{flag}: not a number: {s}"))
+        };
         match flag.as_str() {
             "--host" => a.host = v,
-            "--ports" => a.ports = v.split(',').map(|p| p.trim().parse().map_err(|_| format!("--ports: bad port {p}"))).collect::<Result<_, _>>()?,
+            "--ports" => {
+                a.ports = v
+                    .split(',')
+                    .map(|p| {
+                        p.trim()
+                            .parse()
+                            .map_err(|_| format!("--ports: bad port {p}"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
             "--bots" => a.bots = num(&v)? as usize,
             "--per-room" => a.per_room = (num(&v)? as usize).clamp(1, 32),
             "--seconds" => a.seconds = num(&v)?,
@@ -74,7 +95,13 @@ fn main() -> ExitCode {
     for t in 0..a.threads {
         let first = t * per_thread;
         let count = per_thread.min(a.bots.saturating_sub(first));
-        let (host, ports, per_room, ramp, idle) = (a.host.clone(), a.ports.clone(), a.per_room, a.ramp_per_tick, a.idle_priority);
+        let (host, ports, per_room, ramp, idle) = (
+            a.host.clone(),
+            a.ports.clone(),
+            a.per_room,
+            a.ramp_per_tick,
+            a.idle_priority,
+        );
         handles.push(std::thread::spawn(move || {
             if idle {
                 idle_priority()?;
@@ -83,13 +110,21 @@ fn main() -> ExitCode {
                 let n = first + i;
                 let room = (n / per_room) % 256;
                 let port = ports[room % ports.len()];
-                let addr: SocketAddr = format!("{host}:{port}").parse().map_err(|e| std::io::Error::other(format!("{e}")))?;
-                Bot::join(addr, room as u8, &format!("bot-{n}"), 0x9e37_79b9 ^ (n as u64) << 16)
+                let addr: SocketAddr = format!("{host}:{port}")
+                    .parse()
+                    .map_err(|e| std::io::Error::other(format!("{e}")))?;
+                Bot::join(
+                    addr,
+                    room as u8,
+                    &format!("bot-{n}"),
+                    0x9e37_79b9 ^ (n as u64) << 16,
+                )
             };
             run_bots(make, count, ramp.div_ceil(a.threads), until)
         }));
     }
-    let (mut connected, mut closed, mut snapshots, mut kills, mut inputs) = (0, 0, 0u64, 0u64, 0u64);
+    let (mut connected, mut closed, mut snapshots, mut kills, mut inputs) =
+        (0, 0, 0u64, 0u64, 0u64);
     let mut steady_since = started;
     for h in handles {
         match h.join() {
@@ -112,7 +147,10 @@ fn main() -> ExitCode {
     }
     let secs = started.elapsed().as_secs_f64();
     // Rates over the steady state (after every bot joined), not the ramp.
-    let steady = until.saturating_duration_since(steady_since).as_secs_f64().max(1e-3);
+    let steady = until
+        .saturating_duration_since(steady_since)
+        .as_secs_f64()
+        .max(1e-3);
     println!(
         r#"{{"event":"bots","bots":{},"connected":{connected},"closed":{closed},"seconds":{secs:.1},"snapshotsPerBotPerSecond":{:.1},"inputsPerBotPerSecond":{:.1},"killsSeen":{kills}}}"#,
         a.bots,
@@ -139,5 +177,7 @@ fn idle_priority() -> std::io::Result<()> {
 
 #[cfg(not(target_os = "linux"))]
 fn idle_priority() -> std::io::Result<()> {
-    Err(std::io::Error::other("--priority idle needs Linux (SCHED_IDLE)"))
+    Err(std::io::Error::other(
+        "--priority idle needs Linux (SCHED_IDLE)",
+    ))
 }

@@ -40,7 +40,9 @@ fn main() -> ExitCode {
             ("--rounds", Some(v)) if v > 0 => rounds = v,
             ("--batch", Some(v)) if (1..=1024).contains(&v) => batch = v,
             _ => {
-                eprintln!("udp-floor: usage: udp-floor [--size 1..1400] [--rounds N] [--batch 1..1024]");
+                eprintln!(
+                    "udp-floor: usage: udp-floor [--size 1..1400] [--rounds N] [--batch 1..1024]"
+                );
                 return ExitCode::from(2);
             }
         }
@@ -76,7 +78,12 @@ fn run(size: usize, rounds: usize, batch: usize) -> std::io::Result<()> {
         let t0 = thread_cpu_us();
         let mut sent = 0;
         while sent < per_round {
-            let mut iov: Vec<libc::iovec> = (0..batch).map(|_| libc::iovec { iov_base: payload.as_ptr() as *mut _, iov_len: size }).collect();
+            let mut iov: Vec<libc::iovec> = (0..batch)
+                .map(|_| libc::iovec {
+                    iov_base: payload.as_ptr() as *mut _,
+                    iov_len: size,
+                })
+                .collect();
             let mut msgs = headers(&mut iov);
             // SAFETY: `msgs` points at `batch` headers whose buffers outlive the call.
             let n = unsafe { libc::sendmmsg(tx.as_raw_fd(), msgs.as_mut_ptr(), batch as u32, 0) };
@@ -88,10 +95,24 @@ fn run(size: usize, rounds: usize, batch: usize) -> std::io::Result<()> {
         let t1 = thread_cpu_us();
         let mut got = 0;
         loop {
-            let mut iov: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut _, iov_len: b.len() }).collect();
+            let mut iov: Vec<libc::iovec> = bufs
+                .iter_mut()
+                .map(|b| libc::iovec {
+                    iov_base: b.as_mut_ptr() as *mut _,
+                    iov_len: b.len(),
+                })
+                .collect();
             let mut msgs = headers(&mut iov);
             // SAFETY: as above, with writable buffers; the socket is non-blocking.
-            let n = unsafe { libc::recvmmsg(rx.as_raw_fd(), msgs.as_mut_ptr(), batch as u32, 0, std::ptr::null_mut()) };
+            let n = unsafe {
+                libc::recvmmsg(
+                    rx.as_raw_fd(),
+                    msgs.as_mut_ptr(),
+                    batch as u32,
+                    0,
+                    std::ptr::null_mut(),
+                )
+            };
             if n <= 0 {
                 break;
             }
@@ -99,7 +120,9 @@ fn run(size: usize, rounds: usize, batch: usize) -> std::io::Result<()> {
         }
         let t2 = thread_cpu_us();
         if got < per_round * 9 / 10 {
-            return Err(std::io::Error::other(format!("only {got} of {per_round} datagrams arrived: receive buffer too small")));
+            return Err(std::io::Error::other(format!(
+                "only {got} of {per_round} datagrams arrived: receive buffer too small"
+            )));
         }
         send_us.push((t1 - t0) as f64 / sent as f64);
         recv_us.push((t2 - t1) as f64 / got as f64);

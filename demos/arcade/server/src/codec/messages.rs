@@ -47,7 +47,11 @@ const TAG_SNAPSHOT: u32 = 9;
 pub const SNAPSHOT_HEADER_BYTES: usize = 7;
 
 #[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(test, derive(serde::Serialize, serde::Deserialize), serde(rename_all = "camelCase"))]
+#[cfg_attr(
+    test,
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "camelCase")
+)]
 pub struct InputFrame {
     /// `KEY_*` bits.
     pub keys: u8,
@@ -88,25 +92,64 @@ pub struct BulletState {
 #[cfg_attr(
     test,
     derive(serde::Serialize, serde::Deserialize),
-    serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")
+    serde(
+        tag = "type",
+        rename_all = "camelCase",
+        rename_all_fields = "camelCase"
+    )
 )]
 pub enum Message {
     /// Client → server, as the connection's handshake payload.
-    Join { room: u8, name: String },
+    Join {
+        room: u8,
+        name: String,
+    },
     /// Client → server on the input channel: `frames[0]` is input `seq`,
     /// `frames[i]` is input `seq - i`.
-    Input { seq: u16, frames: Vec<InputFrame> },
+    Input {
+        seq: u16,
+        frames: Vec<InputFrame>,
+    },
     /// Client → server on the events channel.
-    Chat { text: String },
+    Chat {
+        text: String,
+    },
     /// Server → client, first on the events channel: who you are and the map.
-    Welcome { you: u8, room: u8, tick_hz: u8, width: u16, height: u16, walls: Vec<Wall> },
-    PlayerJoined { id: u8, name: String, kills: u16, deaths: u16 },
-    PlayerLeft { id: u8 },
-    Kill { killer: u8, victim: u8, killer_kills: u16, victim_deaths: u16 },
-    ChatFrom { from: u8, text: String },
+    Welcome {
+        you: u8,
+        room: u8,
+        tick_hz: u8,
+        width: u16,
+        height: u16,
+        walls: Vec<Wall>,
+    },
+    PlayerJoined {
+        id: u8,
+        name: String,
+        kills: u16,
+        deaths: u16,
+    },
+    PlayerLeft {
+        id: u8,
+    },
+    Kill {
+        killer: u8,
+        victim: u8,
+        killer_kills: u16,
+        victim_deaths: u16,
+    },
+    ChatFrom {
+        from: u8,
+        text: String,
+    },
     /// Server → client on the state channel. `ack` is the recipient's last
     /// input applied, for reconciliation.
-    Snapshot { tick: u32, ack: u16, players: Vec<PlayerState>, bullets: Vec<BulletState> },
+    Snapshot {
+        tick: u32,
+        ack: u16,
+        players: Vec<PlayerState>,
+        bullets: Vec<BulletState>,
+    },
 }
 
 fn write_position(w: &mut BitWriter, x: f64, y: f64) {
@@ -151,7 +194,13 @@ pub fn encode_snapshot_body(players: &[PlayerState], bullets: &[BulletState]) ->
 
 impl Message {
     pub fn encode(&self) -> Vec<u8> {
-        if let Message::Snapshot { tick, ack, players, bullets } = self {
+        if let Message::Snapshot {
+            tick,
+            ack,
+            players,
+            bullets,
+        } = self
+        {
             let mut out = encode_snapshot_header(*tick, *ack).to_vec();
             out.extend_from_slice(&encode_snapshot_body(players, bullets));
             return out;
@@ -178,7 +227,14 @@ impl Message {
                 w.write_bits(TAG_CHAT, 4);
                 w.write_string(text, MAX_CHAT_BYTES);
             }
-            Message::Welcome { you, room, tick_hz, width, height, walls } => {
+            Message::Welcome {
+                you,
+                room,
+                tick_hz,
+                width,
+                height,
+                walls,
+            } => {
                 w.write_bits(TAG_WELCOME, 4);
                 w.write_bits(*you as u32, ID_BITS);
                 w.write_bits(*room as u32, 8);
@@ -193,7 +249,12 @@ impl Message {
                     }
                 }
             }
-            Message::PlayerJoined { id, name, kills, deaths } => {
+            Message::PlayerJoined {
+                id,
+                name,
+                kills,
+                deaths,
+            } => {
                 w.write_bits(TAG_PLAYER_JOINED, 4);
                 w.write_bits(*id as u32, ID_BITS);
                 w.write_bits(*kills as u32, 16);
@@ -204,7 +265,12 @@ impl Message {
                 w.write_bits(TAG_PLAYER_LEFT, 4);
                 w.write_bits(*id as u32, ID_BITS);
             }
-            Message::Kill { killer, victim, killer_kills, victim_deaths } => {
+            Message::Kill {
+                killer,
+                victim,
+                killer_kills,
+                victim_deaths,
+            } => {
                 w.write_bits(TAG_KILL, 4);
                 w.write_bits(*killer as u32, ID_BITS);
                 w.write_bits(*victim as u32, ID_BITS);
@@ -228,7 +294,10 @@ impl Message {
         let m = match tag {
             TAG_JOIN => {
                 let room = r.read_bits(8)? as u8;
-                Message::Join { room, name: r.read_string(MAX_NAME_BYTES, "name")? }
+                Message::Join {
+                    room,
+                    name: r.read_string(MAX_NAME_BYTES, "name")?,
+                }
             }
             TAG_INPUT => {
                 let seq = r.read_bits(16)? as u16;
@@ -242,7 +311,9 @@ impl Message {
                 }
                 Message::Input { seq, frames }
             }
-            TAG_CHAT => Message::Chat { text: r.read_string(MAX_CHAT_BYTES, "text")? },
+            TAG_CHAT => Message::Chat {
+                text: r.read_string(MAX_CHAT_BYTES, "text")?,
+            },
             TAG_WELCOME => {
                 let you = r.read_bits(ID_BITS)? as u8;
                 let room = r.read_bits(8)? as u8;
@@ -258,15 +329,29 @@ impl Message {
                     let h = r.read_bits(WALL_BITS)? as u16;
                     walls.push(Wall { x, y, w, h });
                 }
-                Message::Welcome { you, room, tick_hz, width, height, walls }
+                Message::Welcome {
+                    you,
+                    room,
+                    tick_hz,
+                    width,
+                    height,
+                    walls,
+                }
             }
             TAG_PLAYER_JOINED => {
                 let id = r.read_bits(ID_BITS)? as u8;
                 let kills = r.read_bits(16)? as u16;
                 let deaths = r.read_bits(16)? as u16;
-                Message::PlayerJoined { id, kills, deaths, name: r.read_string(MAX_NAME_BYTES, "name")? }
+                Message::PlayerJoined {
+                    id,
+                    kills,
+                    deaths,
+                    name: r.read_string(MAX_NAME_BYTES, "name")?,
+                }
             }
-            TAG_PLAYER_LEFT => Message::PlayerLeft { id: r.read_bits(ID_BITS)? as u8 },
+            TAG_PLAYER_LEFT => Message::PlayerLeft {
+                id: r.read_bits(ID_BITS)? as u8,
+            },
             TAG_KILL => Message::Kill {
                 killer: r.read_bits(ID_BITS)? as u8,
                 victim: r.read_bits(ID_BITS)? as u8,
@@ -275,7 +360,10 @@ impl Message {
             },
             TAG_CHAT_FROM => {
                 let from = r.read_bits(ID_BITS)? as u8;
-                Message::ChatFrom { from, text: r.read_string(MAX_CHAT_BYTES, "text")? }
+                Message::ChatFrom {
+                    from,
+                    text: r.read_string(MAX_CHAT_BYTES, "text")?,
+                }
             }
             TAG_SNAPSHOT => {
                 r.align();
@@ -293,7 +381,14 @@ impl Message {
                     let aim = decode_angle(r.read_bits(AIM_BITS)?, AIM_BITS);
                     let hp = r.read_bits(2)? as u8;
                     let alive = r.read_bool()?;
-                    players.push(PlayerState { id, x, y, aim, hp, alive });
+                    players.push(PlayerState {
+                        id,
+                        x,
+                        y,
+                        aim,
+                        hp,
+                        alive,
+                    });
                 }
                 let n = r.read_bits(7)? as usize;
                 let mut bullets = Vec::with_capacity(n);
@@ -302,7 +397,12 @@ impl Message {
                     let (x, y) = read_position(&mut r)?;
                     bullets.push(BulletState { owner, x, y });
                 }
-                Message::Snapshot { tick, ack, players, bullets }
+                Message::Snapshot {
+                    tick,
+                    ack,
+                    players,
+                    bullets,
+                }
             }
             other => return Err(DecodeError::UnknownTag(other)),
         };
@@ -317,9 +417,26 @@ mod tests {
 
     #[test]
     fn snapshot_header_and_shared_body_form_the_whole_message() {
-        let players = vec![PlayerState { id: 3, x: 100.5, y: 200.125, aim: 0.0, hp: 2, alive: true }];
-        let bullets = vec![BulletState { owner: 3, x: 10.0, y: 20.0 }];
-        let whole = Message::Snapshot { tick: 77, ack: 5, players: players.clone(), bullets: bullets.clone() }.encode();
+        let players = vec![PlayerState {
+            id: 3,
+            x: 100.5,
+            y: 200.125,
+            aim: 0.0,
+            hp: 2,
+            alive: true,
+        }];
+        let bullets = vec![BulletState {
+            owner: 3,
+            x: 10.0,
+            y: 20.0,
+        }];
+        let whole = Message::Snapshot {
+            tick: 77,
+            ack: 5,
+            players: players.clone(),
+            bullets: bullets.clone(),
+        }
+        .encode();
         let mut parts = encode_snapshot_header(77, 5).to_vec();
         parts.extend(encode_snapshot_body(&players, &bullets));
         assert_eq!(whole, parts);
@@ -335,13 +452,23 @@ mod tests {
     fn a_snapshot_claiming_too_many_players_is_refused() {
         let mut bytes = encode_snapshot_header(1, 1).to_vec();
         bytes.push(63); // 6-bit count of 63 players
-        assert_eq!(Message::decode(&bytes), Err(DecodeError::OutOfRange("player count")));
+        assert_eq!(
+            Message::decode(&bytes),
+            Err(DecodeError::OutOfRange("player count"))
+        );
     }
 
     #[test]
     fn input_frames_beyond_four_are_not_sent() {
-        let f = InputFrame { keys: KEY_UP, fire: false, aim: 0.0 };
-        let m = Message::Input { seq: 9, frames: vec![f.clone(); 6] };
+        let f = InputFrame {
+            keys: KEY_UP,
+            fire: false,
+            aim: 0.0,
+        };
+        let m = Message::Input {
+            seq: 9,
+            frames: vec![f.clone(); 6],
+        };
         match Message::decode(&m.encode()).unwrap() {
             Message::Input { frames, .. } => assert_eq!(frames.len(), MAX_INPUT_FRAMES),
             other => panic!("decoded {other:?}"),
@@ -353,16 +480,43 @@ mod tests {
         // Every truncation and single-bit flip of valid messages, then
         // pseudo-random bytes: each decodes or errors.
         let samples = [
-            Message::Join { room: 3, name: "ann".into() }.encode(),
+            Message::Join {
+                room: 3,
+                name: "ann".into(),
+            }
+            .encode(),
             Message::Snapshot {
                 tick: 9,
                 ack: 2,
-                players: vec![PlayerState { id: 1, x: 5.0, y: 6.0, aim: 1.0, hp: 3, alive: true }],
-                bullets: vec![BulletState { owner: 1, x: 1.0, y: 2.0 }],
+                players: vec![PlayerState {
+                    id: 1,
+                    x: 5.0,
+                    y: 6.0,
+                    aim: 1.0,
+                    hp: 3,
+                    alive: true,
+                }],
+                bullets: vec![BulletState {
+                    owner: 1,
+                    x: 1.0,
+                    y: 2.0,
+                }],
             }
             .encode(),
-            Message::Welcome { you: 1, room: 2, tick_hz: 60, width: 1600, height: 900, walls: vec![Wall { x: 1, y: 2, w: 3, h: 4 }] }
-                .encode(),
+            Message::Welcome {
+                you: 1,
+                room: 2,
+                tick_hz: 60,
+                width: 1600,
+                height: 900,
+                walls: vec![Wall {
+                    x: 1,
+                    y: 2,
+                    w: 3,
+                    h: 4,
+                }],
+            }
+            .encode(),
         ];
         for s in &samples {
             for cut in 0..s.len() {

@@ -19,7 +19,10 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("vector hex")).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("vector hex"))
+        .collect()
 }
 
 #[test]
@@ -36,6 +39,11 @@ fn every_shared_vector_encodes_to_its_bytes_and_decodes_back() {
     }
     for v in &vectors {
         assert_eq!(hex(&v.message.encode()), v.hex, "encode {}", v.name);
-        assert_eq!(Message::decode(&unhex(&v.hex)).as_ref(), Ok(&v.message), "decode {}", v.name);
+        assert_eq!(
+            Message::decode(&unhex(&v.hex)).as_ref(),
+            Ok(&v.message),
+            "decode {}",
+            v.name
+        );
     }
 }

@@ -4,8 +4,14 @@
 use std::collections::VecDeque;
 
 use super::map::{HEIGHT, SPAWNS, WALLS, WIDTH};
-use super::sim::{bullet_blocked, move_player, BULLET_RADIUS, BULLET_STEP, BULLET_TICKS, FIRE_COOLDOWN_TICKS, PLAYER_HALF, RESPAWN_TICKS};
-use crate::codec::{encode_snapshot_body, BulletState, InputFrame, Message, PlayerState, MAX_BULLETS, MAX_HP, MAX_PLAYERS};
+use super::sim::{
+    bullet_blocked, move_player, BULLET_RADIUS, BULLET_STEP, BULLET_TICKS, FIRE_COOLDOWN_TICKS,
+    PLAYER_HALF, RESPAWN_TICKS,
+};
+use crate::codec::{
+    encode_snapshot_body, BulletState, InputFrame, Message, PlayerState, MAX_BULLETS, MAX_HP,
+    MAX_PLAYERS,
+};
 
 /// Inputs held per player; beyond it the oldest are dropped (a client
 /// running far ahead would otherwise build up latency).
@@ -54,7 +60,12 @@ pub struct Room {
 
 impl Room {
     pub fn new(id: u8) -> Room {
-        Room { id, players: (0..MAX_PLAYERS).map(|_| None).collect(), bullets: Vec::new(), next_spawn: 0 }
+        Room {
+            id,
+            players: (0..MAX_PLAYERS).map(|_| None).collect(),
+            bullets: Vec::new(),
+            next_spawn: 0,
+        }
     }
 
     pub fn player_count(&self) -> usize {
@@ -71,7 +82,14 @@ impl Room {
 
     /// The welcome for player `you`: the map.
     pub fn welcome(&self, you: u8) -> Message {
-        Message::Welcome { you, room: self.id, tick_hz: super::sim::TICK_HZ as u8, width: WIDTH, height: HEIGHT, walls: WALLS.to_vec() }
+        Message::Welcome {
+            you,
+            room: self.id,
+            tick_hz: super::sim::TICK_HZ as u8,
+            width: WIDTH,
+            height: HEIGHT,
+            walls: WALLS.to_vec(),
+        }
     }
 
     /// Adds a player at the next spawn point; None if the room is full.
@@ -79,10 +97,19 @@ impl Room {
         let slot = self.players.iter().position(|p| p.is_none())?;
         let (x, y) = self.take_spawn();
         // Control characters would garble every scoreboard; a blank name gets one.
-        let clean: String = name.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_string();
+        let clean: String = name
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect::<String>()
+            .trim()
+            .to_string();
         self.players[slot] = Some(Player {
             id: slot as u8,
-            name: if clean.is_empty() { format!("player {}", slot + 1) } else { clean },
+            name: if clean.is_empty() {
+                format!("player {}", slot + 1)
+            } else {
+                clean
+            },
             x,
             y,
             aim: 0.0,
@@ -109,7 +136,9 @@ impl Room {
     /// Queues the frames of an input message that are newer than any seen
     /// (the redundant repeats of inputs already received are skipped).
     pub fn receive_input(&mut self, id: u8, seq: u16, frames: &[InputFrame]) {
-        let Some(p) = self.players.get_mut(id as usize).and_then(|p| p.as_mut()) else { return };
+        let Some(p) = self.players.get_mut(id as usize).and_then(|p| p.as_mut()) else {
+            return;
+        };
         for (i, frame) in frames.iter().enumerate().rev() {
             let s = seq.wrapping_sub(i as u16);
             if p.last_received.is_none_or(|last| newer(s, last)) {
@@ -132,15 +161,23 @@ impl Room {
     pub fn tick(&mut self) -> Vec<Message> {
         let (w, h) = (WIDTH as f64, HEIGHT as f64);
         for slot in 0..self.players.len() {
-            let Some(p) = self.players[slot].as_mut() else { continue };
+            let Some(p) = self.players[slot].as_mut() else {
+                continue;
+            };
             p.cooldown = p.cooldown.saturating_sub(1);
             if !p.alive {
                 p.respawn_in = p.respawn_in.saturating_sub(1);
             }
-            let steps = if p.inputs.len() > CATCH_UP_ABOVE { 2 } else { 1 };
+            let steps = if p.inputs.len() > CATCH_UP_ABOVE {
+                2
+            } else {
+                1
+            };
             let mut fired = None;
             for _ in 0..steps {
-                let Some((seq, input)) = p.inputs.pop_front() else { break };
+                let Some((seq, input)) = p.inputs.pop_front() else {
+                    break;
+                };
                 p.last_applied = seq;
                 if !p.alive {
                     continue;
@@ -156,12 +193,22 @@ impl Room {
                 if self.bullets.len() < MAX_BULLETS {
                     let (dx, dy) = (aim.cos() * BULLET_STEP, aim.sin() * BULLET_STEP);
                     let lead = (PLAYER_HALF + BULLET_RADIUS + 2.0) / BULLET_STEP;
-                    self.bullets.push(Bullet { owner: slot as u8, x: x + dx * lead, y: y + dy * lead, dx, dy, ticks_left: BULLET_TICKS });
+                    self.bullets.push(Bullet {
+                        owner: slot as u8,
+                        x: x + dx * lead,
+                        y: y + dy * lead,
+                        dx,
+                        dy,
+                        ticks_left: BULLET_TICKS,
+                    });
                 }
             }
         }
         for slot in 0..self.players.len() {
-            if self.players[slot].as_ref().is_some_and(|p| !p.alive && p.respawn_in == 0) {
+            if self.players[slot]
+                .as_ref()
+                .is_some_and(|p| !p.alive && p.respawn_in == 0)
+            {
                 let (x, y) = self.take_spawn();
                 let p = self.players[slot].as_mut().expect("checked above");
                 (p.x, p.y, p.hp, p.alive) = (x, y, MAX_HP, true);
@@ -181,7 +228,13 @@ impl Room {
             if b.ticks_left == 0 || bullet_blocked(b.x, b.y, &WALLS, w, h) {
                 return false;
             }
-            let victim = players.iter().flatten().find(|p| p.alive && p.id != b.owner && (p.x - b.x).powi(2) + (p.y - b.y).powi(2) < hit_r2).map(|p| p.id);
+            let victim = players
+                .iter()
+                .flatten()
+                .find(|p| {
+                    p.alive && p.id != b.owner && (p.x - b.x).powi(2) + (p.y - b.y).powi(2) < hit_r2
+                })
+                .map(|p| p.id);
             let Some(v) = victim else { return true };
             let p = players[v as usize].as_mut().expect("found above");
             p.hp -= 1;
@@ -197,7 +250,12 @@ impl Room {
                     }
                     None => 0,
                 };
-                events.push(Message::Kill { killer: b.owner, victim: v, killer_kills, victim_deaths });
+                events.push(Message::Kill {
+                    killer: b.owner,
+                    victim: v,
+                    killer_kills,
+                    victim_deaths,
+                });
             }
             false
         });
@@ -206,9 +264,26 @@ impl Room {
 
     /// The snapshot body every player of the room receives this tick.
     pub fn snapshot_body(&self) -> Vec<u8> {
-        let players: Vec<PlayerState> =
-            self.players().map(|p| PlayerState { id: p.id, x: p.x, y: p.y, aim: p.aim, hp: p.hp, alive: p.alive }).collect();
-        let bullets: Vec<BulletState> = self.bullets.iter().map(|b| BulletState { owner: b.owner, x: b.x, y: b.y }).collect();
+        let players: Vec<PlayerState> = self
+            .players()
+            .map(|p| PlayerState {
+                id: p.id,
+                x: p.x,
+                y: p.y,
+                aim: p.aim,
+                hp: p.hp,
+                alive: p.alive,
+            })
+            .collect();
+        let bullets: Vec<BulletState> = self
+            .bullets
+            .iter()
+            .map(|b| BulletState {
+                owner: b.owner,
+                x: b.x,
+                y: b.y,
+            })
+            .collect();
         encode_snapshot_body(&players, &bullets)
     }
 }
@@ -239,7 +314,11 @@ mod tests {
         let a = room.join("a").unwrap();
         let x0 = room.player(a).unwrap().x;
         room.receive_input(a, 1, &[frame(KEY_RIGHT, false, 0.0)]);
-        room.receive_input(a, 2, &[frame(KEY_RIGHT, false, 0.0), frame(KEY_RIGHT, false, 0.0)]);
+        room.receive_input(
+            a,
+            2,
+            &[frame(KEY_RIGHT, false, 0.0), frame(KEY_RIGHT, false, 0.0)],
+        );
         for _ in 0..5 {
             room.tick();
         }
@@ -252,7 +331,11 @@ mod tests {
         let a = room.join("a").unwrap();
         let y0 = room.player(a).unwrap().y;
         // Input 1 never arrives on its own; message 2 carries 2 and 1.
-        room.receive_input(a, 2, &[frame(KEY_UP, false, 0.0), frame(KEY_UP, false, 0.0)]);
+        room.receive_input(
+            a,
+            2,
+            &[frame(KEY_UP, false, 0.0), frame(KEY_UP, false, 0.0)],
+        );
         room.tick();
         room.tick();
         assert_eq!(room.player(a).unwrap().y, y0 - 8.0);
@@ -272,7 +355,15 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(kills, vec![Message::Kill { killer: a, victim: b, killer_kills: 1, victim_deaths: 1 }]);
+        assert_eq!(
+            kills,
+            vec![Message::Kill {
+                killer: a,
+                victim: b,
+                killer_kills: 1,
+                victim_deaths: 1
+            }]
+        );
         assert!(!room.player(b).unwrap().alive);
         assert_eq!(room.player(a).unwrap().kills, 1);
     }

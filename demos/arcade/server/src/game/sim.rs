@@ -29,25 +29,48 @@ fn overlaps(x: f64, y: f64, w: &Wall) -> bool {
 
 /// One tick of movement: x first, then y, each snapped to the position grid,
 /// kept in the arena and pushed out of walls on the side it came from.
-pub fn move_player(x: f64, y: f64, keys: u8, walls: &[Wall], width: f64, height: f64) -> (f64, f64) {
+pub fn move_player(
+    x: f64,
+    y: f64,
+    keys: u8,
+    walls: &[Wall],
+    width: f64,
+    height: f64,
+) -> (f64, f64) {
     let dx = (keys & KEY_RIGHT != 0) as i32 - (keys & KEY_LEFT != 0) as i32;
     let dy = (keys & KEY_DOWN != 0) as i32 - (keys & KEY_UP != 0) as i32;
-    let step = if dx != 0 && dy != 0 { PLAYER_STEP * FRAC_1_SQRT_2 } else { PLAYER_STEP };
+    let step = if dx != 0 && dy != 0 {
+        PLAYER_STEP * FRAC_1_SQRT_2
+    } else {
+        PLAYER_STEP
+    };
     let mut nx = x;
     if dx != 0 {
-        nx = POSITION.snap(x + dx as f64 * step).clamp(PLAYER_HALF, width - PLAYER_HALF);
+        nx = POSITION
+            .snap(x + dx as f64 * step)
+            .clamp(PLAYER_HALF, width - PLAYER_HALF);
         for w in walls {
             if overlaps(nx, y, w) {
-                nx = if dx > 0 { w.x as f64 - PLAYER_HALF } else { (w.x + w.w) as f64 + PLAYER_HALF };
+                nx = if dx > 0 {
+                    w.x as f64 - PLAYER_HALF
+                } else {
+                    (w.x + w.w) as f64 + PLAYER_HALF
+                };
             }
         }
     }
     let mut ny = y;
     if dy != 0 {
-        ny = POSITION.snap(y + dy as f64 * step).clamp(PLAYER_HALF, height - PLAYER_HALF);
+        ny = POSITION
+            .snap(y + dy as f64 * step)
+            .clamp(PLAYER_HALF, height - PLAYER_HALF);
         for w in walls {
             if overlaps(nx, ny, w) {
-                ny = if dy > 0 { w.y as f64 - PLAYER_HALF } else { (w.y + w.h) as f64 + PLAYER_HALF };
+                ny = if dy > 0 {
+                    w.y as f64 - PLAYER_HALF
+                } else {
+                    (w.y + w.h) as f64 + PLAYER_HALF
+                };
             }
         }
     }
@@ -60,7 +83,10 @@ pub fn bullet_blocked(x: f64, y: f64, walls: &[Wall], width: f64, height: f64) -
         return true;
     }
     walls.iter().any(|w| {
-        x + BULLET_RADIUS > w.x as f64 && x - BULLET_RADIUS < (w.x + w.w) as f64 && y + BULLET_RADIUS > w.y as f64 && y - BULLET_RADIUS < (w.y + w.h) as f64
+        x + BULLET_RADIUS > w.x as f64
+            && x - BULLET_RADIUS < (w.x + w.w) as f64
+            && y + BULLET_RADIUS > w.y as f64
+            && y - BULLET_RADIUS < (w.y + w.h) as f64
     })
 }
 
@@ -68,7 +94,12 @@ pub fn bullet_blocked(x: f64, y: f64, walls: &[Wall], width: f64, height: f64) -
 mod tests {
     use super::*;
 
-    const WALL: Wall = Wall { x: 100, y: 0, w: 20, h: 200 };
+    const WALL: Wall = Wall {
+        x: 100,
+        y: 0,
+        w: 20,
+        h: 200,
+    };
 
     #[test]
     fn a_player_moving_into_a_wall_stops_at_its_face() {
@@ -93,7 +124,14 @@ mod tests {
 
     #[test]
     fn sliding_along_a_wall_keeps_the_free_axis() {
-        let (x, y) = move_player(100.0 - PLAYER_HALF, 50.0, KEY_RIGHT | KEY_DOWN, &[WALL], 1600.0, 900.0);
+        let (x, y) = move_player(
+            100.0 - PLAYER_HALF,
+            50.0,
+            KEY_RIGHT | KEY_DOWN,
+            &[WALL],
+            1600.0,
+            900.0,
+        );
         assert_eq!(x, 100.0 - PLAYER_HALF);
         assert!(y > 50.0);
     }
@@ -146,15 +184,47 @@ mod shared_vectors {
     fn every_shared_trajectory_matches_step_for_step() {
         if std::env::var("ARCADE_WRITE_VECTORS").is_ok() {
             let (r, l, u, d) = (KEY_RIGHT, KEY_LEFT, KEY_UP, KEY_DOWN);
-            let mut v = Vectors { width: WIDTH as f64, height: HEIGHT as f64, walls: WALLS.to_vec(), trajectories: vec![] };
+            let mut v = Vectors {
+                width: WIDTH as f64,
+                height: HEIGHT as f64,
+                walls: WALLS.to_vec(),
+                trajectories: vec![],
+            };
             let mut add = |name: &str, start: (f64, f64), keys: Vec<u8>| {
-                v.trajectories.push(Trajectory { name: name.into(), start, keys, positions: vec![] });
+                v.trajectories.push(Trajectory {
+                    name: name.into(),
+                    start,
+                    keys,
+                    positions: vec![],
+                });
             };
             add("right into a pillar", (300.0, 200.0), vec![r; 40]);
-            add("diagonal along a bar", (650.0, 280.0), [vec![r | d; 30], vec![r | u; 30]].concat());
+            add(
+                "diagonal along a bar",
+                (650.0, 280.0),
+                [vec![r | d; 30], vec![r | u; 30]].concat(),
+            );
             add("into the top-left corner", (40.0, 40.0), vec![l | u; 20]);
-            add("circle", (1000.0, 450.0), [vec![r; 10], vec![r | d; 10], vec![d; 10], vec![l | d; 10], vec![l; 10], vec![l | u; 10], vec![u; 10], vec![r | u; 10]].concat());
-            add("opposite keys cancel", (900.0, 450.0), vec![l | r, u | d, l | r | u | d]);
+            add(
+                "circle",
+                (1000.0, 450.0),
+                [
+                    vec![r; 10],
+                    vec![r | d; 10],
+                    vec![d; 10],
+                    vec![l | d; 10],
+                    vec![l; 10],
+                    vec![l | u; 10],
+                    vec![u; 10],
+                    vec![r | u; 10],
+                ]
+                .concat(),
+            );
+            add(
+                "opposite keys cancel",
+                (900.0, 450.0),
+                vec![l | r, u | d, l | r | u | d],
+            );
             let positions: Vec<_> = v.trajectories.iter().map(|t| run(t, &v)).collect();
             for (t, p) in v.trajectories.iter_mut().zip(positions) {
                 t.positions = p;
@@ -162,7 +232,9 @@ mod shared_vectors {
             std::fs::write(PATH, serde_json::to_string(&v).unwrap() + "\n").unwrap();
             return;
         }
-        let v: Vectors = serde_json::from_str(&std::fs::read_to_string(PATH).expect("movement.json")).expect("parses");
+        let v: Vectors =
+            serde_json::from_str(&std::fs::read_to_string(PATH).expect("movement.json"))
+                .expect("parses");
         assert!(v.trajectories.len() >= 5);
         for t in &v.trajectories {
             assert_eq!(run(t, &v), t.positions, "{}", t.name);
