@@ -20,7 +20,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use ricochet_native::{AcceptPolicy, CloseReason, ConnectionId, Event, SendError, ServerConfig, UdpServer};
+use ricochet_native::{
+    AcceptPolicy, CloseReason, ConnectionId, Event, SendError, ServerConfig, UdpServer,
+};
 
 const REJECT_REASON: &str = "rejected by echo server";
 /// Longest the loop sleeps, so a stop request is seen promptly.
@@ -38,15 +40,23 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { port: 0, reject_payload: None, ignore_stdin: false };
+    let mut args = Args {
+        port: 0,
+        reject_payload: None,
+        ignore_stdin: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--port" => {
                 let v = it.next().ok_or("--port needs a value")?;
-                args.port = v.parse().map_err(|_| format!("--port: not a port number: {v}"))?;
+                args.port = v
+                    .parse()
+                    .map_err(|_| format!("--port: not a port number: {v}"))?;
             }
-            "--reject-payload" => args.reject_payload = Some(it.next().ok_or("--reject-payload needs a value")?),
+            "--reject-payload" => {
+                args.reject_payload = Some(it.next().ok_or("--reject-payload needs a value")?)
+            }
             "--ignore-stdin" => args.ignore_stdin = true,
             other => return Err(format!("unknown argument: {other}")),
         }
@@ -81,7 +91,9 @@ fn log(line: &str) {
 
 fn log_close(id: ConnectionId, reason: &CloseReason) {
     let (code, text) = match reason {
-        CloseReason::Local { code, reason } | CloseReason::Peer { code, reason } => (*code, reason.as_str()),
+        CloseReason::Local { code, reason } | CloseReason::Peer { code, reason } => {
+            (*code, reason.as_str())
+        }
         CloseReason::Rejected { reason } => (0, reason.as_str()),
         CloseReason::IdleTimeout | CloseReason::HandshakeTimeout => (0, ""),
     };
@@ -168,27 +180,45 @@ impl Echo {
 fn run(args: Args) -> io::Result<()> {
     let mut server = UdpServer::bind(("127.0.0.1", args.port), ServerConfig::default())?;
     server.set_accept_policy(AcceptPolicy::Manual);
-    log(&format!(r#"{{"event":"listening","port":{}}}"#, server.local_addr()?.port()));
+    log(&format!(
+        r#"{{"event":"listening","port":{}}}"#,
+        server.local_addr()?.port()
+    ));
     stop_on_sigterm();
     if !args.ignore_stdin {
         stop_on_stdin_eof();
     }
-    let mut echo = Echo { backlog: HashMap::new() };
+    let mut echo = Echo {
+        backlog: HashMap::new(),
+    };
     while !STOP.load(Ordering::SeqCst) {
         server.poll(TICK)?;
         while let Some((id, ev)) = server.next_event() {
             match ev {
                 Event::ConnectRequest { payload } => {
-                    if args.reject_payload.as_deref().is_some_and(|p| p.as_bytes() == payload.as_slice()) {
+                    if args
+                        .reject_payload
+                        .as_deref()
+                        .is_some_and(|p| p.as_bytes() == payload.as_slice())
+                    {
                         server.reject(id, REJECT_REASON);
-                        log(&format!(r#"{{"event":"reject","id":{id},"reason":{}}}"#, json_string(REJECT_REASON)));
+                        log(&format!(
+                            r#"{{"event":"reject","id":{id},"reason":{}}}"#,
+                            json_string(REJECT_REASON)
+                        ));
                     } else {
                         server.accept(id);
                     }
                 }
                 Event::Connected => {
-                    let addr = server.peer_addr(id).map(|a| a.to_string()).unwrap_or_default();
-                    log(&format!(r#"{{"event":"connect","id":{id},"addr":{}}}"#, json_string(&addr)));
+                    let addr = server
+                        .peer_addr(id)
+                        .map(|a| a.to_string())
+                        .unwrap_or_default();
+                    log(&format!(
+                        r#"{{"event":"connect","id":{id},"addr":{}}}"#,
+                        json_string(&addr)
+                    ));
                 }
                 Event::Message { channel, data } => echo.echo(&mut server, id, channel, data),
                 Event::Closed(reason) => {

@@ -46,8 +46,20 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let role = it.next().filter(|r| r == "send" || r == "recv").ok_or("first argument: send or recv")?;
-    let mut a = Args { role, addr: String::new(), count: 10_000, size: 400, hz: 60.0, preset: "default".into(), latency_target_ms: 0, max_ms: 600_000 };
+    let role = it
+        .next()
+        .filter(|r| r == "send" || r == "recv")
+        .ok_or("first argument: send or recv")?;
+    let mut a = Args {
+        role,
+        addr: String::new(),
+        count: 10_000,
+        size: 400,
+        hz: 60.0,
+        preset: "default".into(),
+        latency_target_ms: 0,
+        max_ms: 600_000,
+    };
     while let Some(flag) = it.next() {
         let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |_: std::num::ParseIntError| format!("{flag}: bad value {v}");
@@ -75,12 +87,15 @@ fn config(preset: &str, latency_target_ms: u64) -> Result<Config, String> {
         _ => return Err(format!("--preset: default or low_latency, got {preset}")),
     };
     // Channel 0 carries the messages (reliable-ordered in every preset).
-    cfg.channels[0] = cfg.channels[0].clone().with_latency_target_us(latency_target_ms * 1000);
+    cfg.channels[0] = cfg.channels[0].with_latency_target_us(latency_target_ms * 1000);
     Ok(cfg)
 }
 
 fn mono_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes only into the timespec we pass.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -105,7 +120,10 @@ fn intact(data: &[u8]) -> bool {
         return false;
     }
     let mut want = vec![0; data.len()];
-    fill(&mut want, u32::from_le_bytes(data[0..4].try_into().unwrap_or_default()));
+    fill(
+        &mut want,
+        u32::from_le_bytes(data[0..4].try_into().unwrap_or_default()),
+    );
     want[8..16].copy_from_slice(&data[8..16]);
     want == data
 }
@@ -113,15 +131,23 @@ fn intact(data: &[u8]) -> bool {
 fn receive(a: &Args) -> io::Result<()> {
     let mut server = UdpServer::bind(a.addr.as_str(), ServerConfig::default())?;
     server.set_accept_policy(AcceptPolicy::AcceptAll);
-    emit(&format!(r#"{{"event":"listening","port":{}}}"#, server.local_addr()?.port()));
+    emit(&format!(
+        r#"{{"event":"listening","port":{}}}"#,
+        server.local_addr()?.port()
+    ));
     let stop = stdin_closed();
     let deadline = Instant::now() + Duration::from_millis(a.max_ms);
     let mut latencies_us = Vec::with_capacity(a.count as usize);
     let (mut next, mut order_errors, mut corrupt) = (0u32, 0u32, 0u32);
-    while latencies_us.len() < a.count as usize && !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
+    while latencies_us.len() < a.count as usize
+        && !stop.load(Ordering::SeqCst)
+        && Instant::now() < deadline
+    {
         server.poll(MAX_WAIT)?;
         while let Some((_, ev)) = server.next_event() {
-            let Event::Message { data, .. } = ev else { continue };
+            let Event::Message { data, .. } = ev else {
+                continue;
+            };
             let now = mono_ns();
             if !intact(&data) {
                 corrupt += 1;
@@ -136,7 +162,11 @@ fn receive(a: &Args) -> io::Result<()> {
             latencies_us.push(now.saturating_sub(sent) / 1000);
         }
     }
-    let error = if latencies_us.len() < a.count as usize { r#","error":"stopped before every message arrived""# } else { "" };
+    let error = if latencies_us.len() < a.count as usize {
+        r#","error":"stopped before every message arrived""#
+    } else {
+        ""
+    };
     let list: Vec<String> = latencies_us.iter().map(u64::to_string).collect();
     emit(&format!(
         r#"{{"event":"result","received":{},"order_errors":{order_errors},"corrupt":{corrupt}{error},"latencies_us":[{}]}}"#,
@@ -153,7 +183,8 @@ fn receive(a: &Args) -> io::Result<()> {
 }
 
 fn send(a: &Args) -> io::Result<()> {
-    let cfg = config(&a.preset, a.latency_target_ms).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let cfg = config(&a.preset, a.latency_target_ms)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let mut client = UdpClient::connect(a.addr.as_str(), cfg, b"s1")?;
     let stop = stdin_closed();
     let deadline = Instant::now() + Duration::from_millis(a.max_ms);
@@ -226,7 +257,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let r = if args.role == "send" { send(&args) } else { receive(&args) };
+    let r = if args.role == "send" {
+        send(&args)
+    } else {
+        receive(&args)
+    };
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

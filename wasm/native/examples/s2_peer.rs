@@ -35,8 +35,17 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let role = it.next().filter(|r| r == "send" || r == "recv").ok_or("first argument: send or recv")?;
-    let mut a = Args { role, addr: String::new(), chunk: 16_384, seconds: 60.0, preset: "default".into() };
+    let role = it
+        .next()
+        .filter(|r| r == "send" || r == "recv")
+        .ok_or("first argument: send or recv")?;
+    let mut a = Args {
+        role,
+        addr: String::new(),
+        chunk: 16_384,
+        seconds: 60.0,
+        preset: "default".into(),
+    };
     while let Some(flag) = it.next() {
         let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = || format!("{flag}: bad value {v}");
@@ -57,7 +66,10 @@ fn parse_args() -> Result<Args, String> {
 fn receive(a: &Args) -> io::Result<()> {
     let mut server = UdpServer::bind(a.addr.as_str(), ServerConfig::default())?;
     server.set_accept_policy(AcceptPolicy::AcceptAll);
-    emit(&format!(r#"{{"event":"listening","port":{}}}"#, server.local_addr()?.port()));
+    emit(&format!(
+        r#"{{"event":"listening","port":{}}}"#,
+        server.local_addr()?.port()
+    ));
     let stop = stdin_closed();
     let window = Duration::from_secs_f64(a.seconds);
     let (mut bytes, mut order_errors, mut next) = (0u64, 0u64, 0u32);
@@ -65,7 +77,9 @@ fn receive(a: &Args) -> io::Result<()> {
     while !stop.load(Ordering::SeqCst) && first.is_none_or(|t| t.elapsed() < window) {
         server.poll(MAX_WAIT)?;
         while let Some((_, ev)) = server.next_event() {
-            let Event::Message { data, .. } = ev else { continue };
+            let Event::Message { data, .. } = ev else {
+                continue;
+            };
             first.get_or_insert_with(Instant::now);
             let seq = u32::from_le_bytes(data[0..4].try_into().unwrap_or_default());
             if seq != next {
@@ -76,8 +90,14 @@ fn receive(a: &Args) -> io::Result<()> {
         }
     }
     let secs = first.map_or(0.0, |t| t.elapsed().as_secs_f64());
-    let mbps = if secs > 0.0 { bytes as f64 * 8.0 / secs / 1e6 } else { 0.0 };
-    emit(&format!(r#"{{"event":"result","bytes":{bytes},"seconds":{secs:.3},"mbps":{mbps:.2},"order_errors":{order_errors}}}"#));
+    let mbps = if secs > 0.0 {
+        bytes as f64 * 8.0 / secs / 1e6
+    } else {
+        0.0
+    };
+    emit(&format!(
+        r#"{{"event":"result","bytes":{bytes},"seconds":{secs:.3},"mbps":{mbps:.2},"order_errors":{order_errors}}}"#
+    ));
     Ok(())
 }
 
@@ -85,7 +105,12 @@ fn send(a: &Args) -> io::Result<()> {
     let cfg = match a.preset.as_str() {
         "default" => Config::default(),
         "low_latency" => Config::low_latency(),
-        p => return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("--preset: default or low_latency, got {p}"))),
+        p => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("--preset: default or low_latency, got {p}"),
+            ))
+        }
     };
     let mut client = UdpClient::connect(a.addr.as_str(), cfg, b"s2")?;
     let stop = stdin_closed();
@@ -132,7 +157,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let r = if args.role == "send" { send(&args) } else { receive(&args) };
+    let r = if args.role == "send" {
+        send(&args)
+    } else {
+        receive(&args)
+    };
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -26,6 +26,18 @@
 #define RICOCHET_SEND_INVALID_ARGUMENT -5
 
 /**
+ * Channel kinds for `RicochetServerOptions::channels`: the kind bytes
+ * HELLO carries (WIRE.md, "Channels").
+ */
+#define RICOCHET_CHANNEL_RELIABLE_ORDERED 0
+
+#define RICOCHET_CHANNEL_RELIABLE_UNORDERED 1
+
+#define RICOCHET_CHANNEL_UNRELIABLE_SEQUENCED 2
+
+#define RICOCHET_CHANNEL_UNRELIABLE 3
+
+/**
  * Which `Event` a `RicochetEvent` holds.
  */
 enum RicochetEventKind
@@ -100,6 +112,42 @@ typedef uint32_t RicochetCloseKind;
 typedef struct RicochetServer RicochetServer;
 
 /**
+ * What `ricochet_server_create_with_options` sets up. All zeros
+ * (`RicochetServerOptions o = {0};`) is the default server, as
+ * `ricochet_server_create(addr, false)`.
+ */
+typedef struct RicochetServerOptions {
+  /**
+   * Accept every connect request (the `ConnectRequest` event is still
+   * reported).
+   */
+  bool accept_all;
+  /**
+   * Null: clients connect directly. Otherwise 32 readable bytes, the
+   * relay attestation key (`ricochet_relay_attest_key`): only HELLOs the
+   * relay attested are admitted, and each ConnectRequest event carries
+   * the relay-verified claims.
+   */
+  const uint8_t *relay_key;
+  /**
+   * The server's channel layout: `channel_count` kind bytes
+   * (`RICOCHET_CHANNEL_*`), by channel index. Null with a count of 0:
+   * the default layout (reliable-ordered, reliable-unordered,
+   * unreliable-sequenced, unreliable).
+   */
+  const uint8_t *channels;
+  size_t channel_count;
+  /**
+   * The server declares its channel layout: a client whose channel kinds
+   * differ from `channels` (their number, or any kind by index) is
+   * refused before any ConnectRequest, with the REJECT reason "channel
+   * layout differs: server has …" (`RICOCHET_ERR_CHANNELS_DIFFER` in the
+   * SDK). False: each client declares its own channels.
+   */
+  bool strict_channels;
+} RicochetServerOptions;
+
+/**
  * One event. `data` points into the server handle and stays valid until
  * the next call that takes the handle.
  */
@@ -150,6 +198,22 @@ struct RicochetServer *ricochet_server_create(const char *bind_addr, bool accept
 struct RicochetServer *ricochet_server_create_relayed(const char *bind_addr,
                                                       bool accept_all,
                                                       const uint8_t *relay_key);
+
+/**
+ * As `ricochet_server_create`, with `options` (null: the defaults): a
+ * relay key, the server's channel layout and whether clients must declare
+ * exactly that layout. Returns null on failure: the address, an unknown
+ * channel kind, null `channels` with a non-zero count, or a configuration
+ * the core refuses (such as more than 255 channels).
+ *
+ * # Safety
+ * `bind_addr` is null or a NUL-terminated string; `options` is null or
+ * points to a `RicochetServerOptions` whose `relay_key` is null or points
+ * to 32 readable bytes and whose `channels` is null or points to
+ * `channel_count` readable bytes.
+ */
+struct RicochetServer *ricochet_server_create_with_options(const char *bind_addr,
+                                                           const struct RicochetServerOptions *options);
 
 /**
  * Writes to `out_key` (32 bytes) the relay attestation key derived from the

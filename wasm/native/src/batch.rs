@@ -26,7 +26,12 @@ impl RecvBatch {
     pub(crate) fn new(slots: usize) -> RecvBatch {
         let slots = slots.clamp(1, MAX_BATCH_SLOTS);
         let unspecified = SocketAddr::from(([0, 0, 0, 0], 0));
-        RecvBatch { bufs: vec![0; slots * MAX_UDP_PAYLOAD], lens: vec![0; slots], addrs: vec![unspecified; slots], len: 0 }
+        RecvBatch {
+            bufs: vec![0; slots * MAX_UDP_PAYLOAD],
+            lens: vec![0; slots],
+            addrs: vec![unspecified; slots],
+            len: 0,
+        }
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -77,7 +82,12 @@ pub(crate) struct SendBatch {
 impl SendBatch {
     pub(crate) fn new(slots: usize, slot_size: usize) -> SendBatch {
         let slots = slots.clamp(1, MAX_BATCH_SLOTS);
-        SendBatch { bufs: vec![0; slots * slot_size], slot_size, lens: Vec::with_capacity(slots), addrs: Vec::with_capacity(slots) }
+        SendBatch {
+            bufs: vec![0; slots * slot_size],
+            slot_size,
+            lens: Vec::with_capacity(slots),
+            addrs: Vec::with_capacity(slots),
+        }
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -146,13 +156,17 @@ mod sys {
         let slots = batch.capacity();
         // Only the slots in use are initialised: this runs once per poll of
         // every client, so zeroing whole arrays would cost more than the call.
-        let mut names = [const { MaybeUninit::<libc::sockaddr_storage>::uninit() }; MAX_BATCH_SLOTS];
+        let mut names =
+            [const { MaybeUninit::<libc::sockaddr_storage>::uninit() }; MAX_BATCH_SLOTS];
         let mut iovs = [const { MaybeUninit::<libc::iovec>::uninit() }; MAX_BATCH_SLOTS];
         let mut hdrs = [const { MaybeUninit::<libc::mmsghdr>::uninit() }; MAX_BATCH_SLOTS];
         let base = batch.bufs.as_mut_ptr();
         for i in 0..slots {
             // SAFETY: slot i lies inside `bufs` (slots * MAX_UDP_PAYLOAD bytes).
-            let iov = iovs[i].write(libc::iovec { iov_base: unsafe { base.add(i * MAX_UDP_PAYLOAD) }.cast(), iov_len: MAX_UDP_PAYLOAD });
+            let iov = iovs[i].write(libc::iovec {
+                iov_base: unsafe { base.add(i * MAX_UDP_PAYLOAD) }.cast(),
+                iov_len: MAX_UDP_PAYLOAD,
+            });
             // SAFETY: all-zero is a valid mmsghdr; the fields that matter are set below.
             let h = hdrs[i].write(unsafe { mem::zeroed() });
             h.msg_hdr.msg_name = names[i].as_mut_ptr().cast();
@@ -165,7 +179,15 @@ mod sys {
         for _ in 0..64 {
             // SAFETY: every header points at live buffers of the lengths given,
             // all of which outlive the call.
-            let n = unsafe { libc::recvmmsg(socket.as_raw_fd(), hdrs_ptr, slots as _, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
+            let n = unsafe {
+                libc::recvmmsg(
+                    socket.as_raw_fd(),
+                    hdrs_ptr,
+                    slots as _,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
+            };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if is_timeout(&e) {
@@ -180,17 +202,26 @@ mod sys {
             for i in 0..n {
                 // SAFETY: headers 0..slots were initialised above.
                 let h = unsafe { hdrs[i].assume_init_ref() };
-                let namelen = (h.msg_hdr.msg_namelen as usize).min(mem::size_of::<libc::sockaddr_storage>());
+                let namelen =
+                    (h.msg_hdr.msg_namelen as usize).min(mem::size_of::<libc::sockaddr_storage>());
                 let mut storage = SockAddrStorage::zeroed();
                 // SAFETY: SockAddrStorage wraps a sockaddr_storage; the kernel
                 // wrote `namelen` bytes of a socket address into names[i].
                 let addr = unsafe {
-                    std::ptr::copy_nonoverlapping(names[i].as_ptr().cast::<u8>(), (storage.view_as::<libc::sockaddr_storage>() as *mut libc::sockaddr_storage).cast::<u8>(), namelen);
+                    std::ptr::copy_nonoverlapping(
+                        names[i].as_ptr().cast::<u8>(),
+                        (storage.view_as::<libc::sockaddr_storage>()
+                            as *mut libc::sockaddr_storage)
+                            .cast::<u8>(),
+                        namelen,
+                    );
                     SockAddr::new(storage, namelen as libc::socklen_t)
                 };
                 // A datagram from a non-IP sender cannot happen on a UDP
                 // socket; keep the slot, with an unspecified address.
-                let from = addr.as_socket().unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+                let from = addr
+                    .as_socket()
+                    .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
                 batch.set(i, h.msg_len as usize, from);
             }
             return Ok(n);
@@ -221,7 +252,10 @@ mod sys {
         let mut hdrs = [const { MaybeUninit::<libc::mmsghdr>::uninit() }; MAX_BATCH_SLOTS];
         for i in 0..count {
             let (data, to) = batch.get(i);
-            let iov = iovs[i].write(libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() });
+            let iov = iovs[i].write(libc::iovec {
+                iov_base: data.as_ptr() as *mut libc::c_void,
+                iov_len: data.len(),
+            });
             // SAFETY: all-zero is a valid mmsghdr; the fields that matter are set below.
             let h = &mut hdrs[i].write(unsafe { mem::zeroed() }).msg_hdr;
             if let Some(to) = to {
@@ -238,7 +272,14 @@ mod sys {
         while next < count {
             // SAFETY: headers next..count point at live datagrams and
             // addresses that outlive the call.
-            let n = unsafe { libc::sendmmsg(socket.as_raw_fd(), hdrs_ptr.add(next), (count - next) as _, 0) };
+            let n = unsafe {
+                libc::sendmmsg(
+                    socket.as_raw_fd(),
+                    hdrs_ptr.add(next),
+                    (count - next) as _,
+                    0,
+                )
+            };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted && interrupted < 2 {
@@ -272,7 +313,6 @@ mod sys {
     use std::net::UdpSocket;
 
     use super::{is_timeout, is_transient, RecvBatch, SendBatch, SendOutcome};
-    
 
     /// No `recvmmsg` here: one `recv_from` per datagram, up to the batch.
     pub(super) fn recv(socket: &UdpSocket, batch: &mut RecvBatch) -> io::Result<usize> {
@@ -285,7 +325,13 @@ mod sys {
                 Err(e) if is_timeout(&e) => break,
                 Err(e) if is_transient(&e) && transient < 64 => transient += 1,
                 Err(e) if is_transient(&e) => break,
-                Err(e) => return if batch.len() > 0 { Ok(batch.len()) } else { Err(e) },
+                Err(e) => {
+                    return if batch.len() > 0 {
+                        Ok(batch.len())
+                    } else {
+                        Err(e)
+                    }
+                }
             }
         }
         Ok(batch.len())
@@ -309,13 +355,19 @@ mod sys {
 
 /// Sends one datagram (`to` = None on a connected socket), once more if
 /// a signal interrupted the call.
-pub(crate) fn send_one(socket: &UdpSocket, datagram: &[u8], to: Option<SocketAddr>) -> io::Result<()> {
+pub(crate) fn send_one(
+    socket: &UdpSocket,
+    datagram: &[u8],
+    to: Option<SocketAddr>,
+) -> io::Result<()> {
     let once = || match to {
         Some(addr) => socket.send_to(datagram, addr),
         None => socket.send(datagram),
     };
     let mut r = once();
-    if r.as_ref().is_err_and(|e| e.kind() == io::ErrorKind::Interrupted) {
+    if r.as_ref()
+        .is_err_and(|e| e.kind() == io::ErrorKind::Interrupted)
+    {
         r = once();
     }
     r.map(drop)
@@ -395,7 +447,14 @@ mod tests {
         let mut out = SendBatch::new(2, 60_000);
         queue(&mut out, &big, Some(rx.local_addr().unwrap()));
         queue(&mut out, b"small", Some(rx.local_addr().unwrap()));
-        assert_eq!(send_batch(&tx, &out), SendOutcome { sent: 2, bytes: 60_005, failed: 0 });
+        assert_eq!(
+            send_batch(&tx, &out),
+            SendOutcome {
+                sent: 2,
+                bytes: 60_005,
+                failed: 0
+            }
+        );
         let mut batch = RecvBatch::new(4);
         assert_eq!(recv_batch(&rx, &mut batch).unwrap(), 2);
         assert_eq!(batch.get(0).0, &big[..]);
@@ -411,7 +470,14 @@ mod tests {
             queue(&mut out, &[i; 10], Some(to.local_addr().unwrap()));
         }
         assert!(out.is_full());
-        assert_eq!(send_batch(&tx, &out), SendOutcome { sent: 8, bytes: 80, failed: 0 });
+        assert_eq!(
+            send_batch(&tx, &out),
+            SendOutcome {
+                sent: 8,
+                bytes: 80,
+                failed: 0
+            }
+        );
         let mut batch = RecvBatch::new(16);
         assert_eq!(recv_batch(&r1, &mut batch).unwrap(), 5);
         assert_eq!(batch.get(4).0, &[4; 10]);
@@ -428,10 +494,20 @@ mod tests {
         // An IPv6 destination on an IPv4 socket: the OS refuses this one.
         queue(&mut out, b"refused", Some("[::1]:9".parse().unwrap()));
         queue(&mut out, b"third", Some(to));
-        assert_eq!(send_batch(&tx, &out), SendOutcome { sent: 2, bytes: 10, failed: 1 });
+        assert_eq!(
+            send_batch(&tx, &out),
+            SendOutcome {
+                sent: 2,
+                bytes: 10,
+                failed: 1
+            }
+        );
         let mut batch = RecvBatch::new(4);
         assert_eq!(recv_batch(&rx, &mut batch).unwrap(), 2);
-        assert_eq!((batch.get(0).0, batch.get(1).0), (&b"first"[..], &b"third"[..]));
+        assert_eq!(
+            (batch.get(0).0, batch.get(1).0),
+            (&b"first"[..], &b"third"[..])
+        );
     }
 
     #[test]

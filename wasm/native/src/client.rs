@@ -6,7 +6,9 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use ricochet_core::{Config, Connection, Event, MessageId, SendError, State, Stats, CLIENT_ENTROPY_LEN};
+use ricochet_core::{
+    Config, Connection, Event, MessageId, SendError, State, Stats, CLIENT_ENTROPY_LEN,
+};
 
 use crate::clock::Clock;
 use crate::socket::{Socket, SocketStats, MAX_UDP_PAYLOAD};
@@ -40,7 +42,11 @@ impl UdpClient {
     /// otherwise on every interface), sends HELLO with `handshake`, and
     /// returns at once: `Event::Connected` or `Event::Closed` follows from
     /// `poll`. Invalid config or handshake is an `InvalidInput` error.
-    pub fn connect(server: impl ToSocketAddrs, config: Config, handshake: &[u8]) -> io::Result<UdpClient> {
+    pub fn connect(
+        server: impl ToSocketAddrs,
+        config: Config,
+        handshake: &[u8],
+    ) -> io::Result<UdpClient> {
         let server = server
             .to_socket_addrs()?
             .next()
@@ -54,7 +60,12 @@ impl UdpClient {
     }
 
     /// `connect` from a chosen local address.
-    pub fn connect_from(local: SocketAddr, server: SocketAddr, config: Config, handshake: &[u8]) -> io::Result<UdpClient> {
+    pub fn connect_from(
+        local: SocketAddr,
+        server: SocketAddr,
+        config: Config,
+        handshake: &[u8],
+    ) -> io::Result<UdpClient> {
         let clock = Clock::new();
         let conn = Connection::client(config, clock.now_us(), &os_entropy()?, handshake)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -143,7 +154,11 @@ impl UdpClient {
         let mut count = 0;
         while let Some((len, _)) = next {
             let now = self.clock.now_us();
-            if self.conn.handle_datagram(now, &self.recv_buf[..len]).is_err() {
+            if self
+                .conn
+                .handle_datagram(now, &self.recv_buf[..len])
+                .is_err()
+            {
                 self.socket.stats.dropped_in += 1;
             }
             count += 1;

@@ -9,7 +9,9 @@ pub(crate) struct Clock {
 
 impl Clock {
     pub(crate) fn new() -> Clock {
-        Clock { start: Instant::now() }
+        Clock {
+            start: Instant::now(),
+        }
     }
 
     /// Microseconds since `new`; monotonic.

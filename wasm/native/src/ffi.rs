@@ -13,7 +13,10 @@ use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 use std::time::Duration;
 
-use crate::{attest_key, AcceptPolicy, AttestKey, CloseReason, Event, SendError, ServerConfig, UdpServer};
+use crate::{
+    attest_key, AcceptPolicy, AttestKey, ChannelConfig, ChannelKind, CloseReason, Config, Event,
+    SendError, ServerConfig, UdpServer,
+};
 
 /// `ricochet_server_send` results below zero.
 pub const RICOCHET_SEND_BUFFER_FULL: i64 = -1;
@@ -115,6 +118,53 @@ unsafe fn str_arg<'a>(s: *const c_char) -> Option<&'a str> {
     CStr::from_ptr(s).to_str().ok()
 }
 
+/// Channel kinds for `RicochetServerOptions::channels`: the kind bytes
+/// HELLO carries (WIRE.md, "Channels").
+pub const RICOCHET_CHANNEL_RELIABLE_ORDERED: u8 = 0;
+pub const RICOCHET_CHANNEL_RELIABLE_UNORDERED: u8 = 1;
+pub const RICOCHET_CHANNEL_UNRELIABLE_SEQUENCED: u8 = 2;
+pub const RICOCHET_CHANNEL_UNRELIABLE: u8 = 3;
+
+/// What `ricochet_server_create_with_options` sets up. All zeros
+/// (`RicochetServerOptions o = {0};`) is the default server, as
+/// `ricochet_server_create(addr, false)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RicochetServerOptions {
+    /// Accept every connect request (the `ConnectRequest` event is still
+    /// reported).
+    pub accept_all: bool,
+    /// Null: clients connect directly. Otherwise 32 readable bytes, the
+    /// relay attestation key (`ricochet_relay_attest_key`): only HELLOs the
+    /// relay attested are admitted, and each ConnectRequest event carries
+    /// the relay-verified claims.
+    pub relay_key: *const u8,
+    /// The server's channel layout: `channel_count` kind bytes
+    /// (`RICOCHET_CHANNEL_*`), by channel index. Null with a count of 0:
+    /// the default layout (reliable-ordered, reliable-unordered,
+    /// unreliable-sequenced, unreliable).
+    pub channels: *const u8,
+    pub channel_count: usize,
+    /// The server declares its channel layout: a client whose channel kinds
+    /// differ from `channels` (their number, or any kind by index) is
+    /// refused before any ConnectRequest, with the REJECT reason "channel
+    /// layout differs: server has …" (`RICOCHET_ERR_CHANNELS_DIFFER` in the
+    /// SDK). False: each client declares its own channels.
+    pub strict_channels: bool,
+}
+
+impl RicochetServerOptions {
+    fn new(accept_all: bool, relay_key: *const u8) -> RicochetServerOptions {
+        RicochetServerOptions {
+            accept_all,
+            relay_key,
+            channels: ptr::null(),
+            channel_count: 0,
+            strict_channels: false,
+        }
+    }
+}
+
 /// Binds a server to `bind_addr` (`"127.0.0.1:4433"`, `"[::]:0"`, ...) with the
 /// default configuration. `accept_all` accepts every connect request (the
 /// `ConnectRequest` event is still reported). Returns null on failure.
@@ -122,8 +172,14 @@ unsafe fn str_arg<'a>(s: *const c_char) -> Option<&'a str> {
 /// # Safety
 /// `bind_addr` is null or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn ricochet_server_create(bind_addr: *const c_char, accept_all: bool) -> *mut RicochetServer {
-    create(bind_addr, accept_all, None)
+pub unsafe extern "C" fn ricochet_server_create(
+    bind_addr: *const c_char,
+    accept_all: bool,
+) -> *mut RicochetServer {
+    create(
+        bind_addr,
+        &RicochetServerOptions::new(accept_all, ptr::null()),
+    )
 }
 
 /// As `ricochet_server_create`, for a server behind a relay: `relay_key`
@@ -145,24 +201,100 @@ pub unsafe extern "C" fn ricochet_server_create_relayed(
     if relay_key.is_null() {
         return ptr::null_mut();
     }
-    let mut key: AttestKey = [0; 32];
-    key.copy_from_slice(std::slice::from_raw_parts(relay_key, 32));
-    create(bind_addr, accept_all, Some(key))
+    create(
+        bind_addr,
+        &RicochetServerOptions::new(accept_all, relay_key),
+    )
+}
+
+/// As `ricochet_server_create`, with `options` (null: the defaults): a
+/// relay key, the server's channel layout and whether clients must declare
+/// exactly that layout. Returns null on failure: the address, an unknown
+/// channel kind, null `channels` with a non-zero count, or a configuration
+/// the core refuses (such as more than 255 channels).
+///
+/// # Safety
+/// `bind_addr` is null or a NUL-terminated string; `options` is null or
+/// points to a `RicochetServerOptions` whose `relay_key` is null or points
+/// to 32 readable bytes and whose `channels` is null or points to
+/// `channel_count` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ricochet_server_create_with_options(
+    bind_addr: *const c_char,
+    options: *const RicochetServerOptions,
+) -> *mut RicochetServer {
+    match options.as_ref() {
+        Some(o) => create(bind_addr, o),
+        None => create(bind_addr, &RicochetServerOptions::new(false, ptr::null())),
+    }
 }
 
 /// # Safety
-/// `bind_addr` is null or a NUL-terminated string.
-unsafe fn create(bind_addr: *const c_char, accept_all: bool, relay_key: Option<AttestKey>) -> *mut RicochetServer {
-    let Some(addr) = str_arg(bind_addr) else { return ptr::null_mut() };
-    match UdpServer::bind(addr, ServerConfig { relay_key, ..ServerConfig::default() }) {
+/// As `ricochet_server_create_with_options`, `options` not null.
+unsafe fn create(bind_addr: *const c_char, options: &RicochetServerOptions) -> *mut RicochetServer {
+    let Some(addr) = str_arg(bind_addr) else {
+        return ptr::null_mut();
+    };
+    let Some(config) = server_config(options) else {
+        return ptr::null_mut();
+    };
+    match UdpServer::bind(addr, config) {
         Ok(mut server) => {
-            if accept_all {
+            if options.accept_all {
                 server.set_accept_policy(AcceptPolicy::AcceptAll);
             }
-            Box::into_raw(Box::new(RicochetServer { server, last_data: Vec::new(), last_claims: None }))
+            Box::into_raw(Box::new(RicochetServer {
+                server,
+                last_data: Vec::new(),
+                last_claims: None,
+            }))
         }
         Err(_) => ptr::null_mut(),
     }
+}
+
+/// The `ServerConfig` the options describe; None for an unknown channel
+/// kind or null `channels` with a non-zero count.
+///
+/// # Safety
+/// As `ricochet_server_create_with_options`.
+unsafe fn server_config(options: &RicochetServerOptions) -> Option<ServerConfig> {
+    let relay_key = if options.relay_key.is_null() {
+        None
+    } else {
+        let mut key: AttestKey = [0; 32];
+        key.copy_from_slice(std::slice::from_raw_parts(options.relay_key, 32));
+        Some(key)
+    };
+    let mut connection = Config::default();
+    match (options.channels.is_null(), options.channel_count) {
+        (_, 0) => {}
+        (true, _) => return None,
+        (false, n) => {
+            let kinds = std::slice::from_raw_parts(options.channels, n);
+            connection.channels = kinds
+                .iter()
+                .map(|&k| channel_kind(k).map(ChannelConfig::new))
+                .collect::<Option<_>>()?;
+        }
+    }
+    Some(ServerConfig {
+        connection,
+        relay_key,
+        strict_channels: options.strict_channels,
+        ..ServerConfig::default()
+    })
+}
+
+/// A `RICOCHET_CHANNEL_*` byte as a kind; None for any other byte.
+fn channel_kind(byte: u8) -> Option<ChannelKind> {
+    Some(match byte {
+        RICOCHET_CHANNEL_RELIABLE_ORDERED => ChannelKind::ReliableOrdered,
+        RICOCHET_CHANNEL_RELIABLE_UNORDERED => ChannelKind::ReliableUnordered,
+        RICOCHET_CHANNEL_UNRELIABLE_SEQUENCED => ChannelKind::UnreliableSequenced,
+        RICOCHET_CHANNEL_UNRELIABLE => ChannelKind::Unreliable,
+        _ => return None,
+    })
 }
 
 /// Writes to `out_key` (32 bytes) the relay attestation key derived from the
@@ -174,8 +306,13 @@ unsafe fn create(bind_addr: *const c_char, accept_all: bool, relay_key: Option<A
 /// `token_secret` is null or NUL-terminated; `out_key` is null or points
 /// to 32 writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn ricochet_relay_attest_key(token_secret: *const c_char, out_key: *mut u8) -> bool {
-    let Some(secret) = str_arg(token_secret) else { return false };
+pub unsafe extern "C" fn ricochet_relay_attest_key(
+    token_secret: *const c_char,
+    out_key: *mut u8,
+) -> bool {
+    let Some(secret) = str_arg(token_secret) else {
+        return false;
+    };
     if out_key.is_null() {
         return false;
     }
@@ -201,7 +338,9 @@ pub unsafe extern "C" fn ricochet_server_free(srv: *mut RicochetServer) {
 /// `srv` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn ricochet_server_local_port(srv: *const RicochetServer) -> u16 {
-    srv.as_ref().and_then(|s| s.server.local_addr().ok()).map_or(0, |a| a.port())
+    srv.as_ref()
+        .and_then(|s| s.server.local_addr().ok())
+        .map_or(0, |a| a.port())
 }
 
 /// Sends queued output, waits up to `max_wait_us` for datagrams or a
@@ -224,7 +363,10 @@ pub unsafe extern "C" fn ricochet_server_poll(srv: *mut RicochetServer, max_wait
 /// # Safety
 /// `srv` is null or a live handle; `out` is null or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ricochet_server_next_event(srv: *mut RicochetServer, out: *mut RicochetEvent) -> bool {
+pub unsafe extern "C" fn ricochet_server_next_event(
+    srv: *mut RicochetServer,
+    out: *mut RicochetEvent,
+) -> bool {
     if out.is_null() {
         return false;
     }
@@ -238,7 +380,11 @@ pub unsafe extern "C" fn ricochet_server_next_event(srv: *mut RicochetServer, ou
                 e.data = s.last_data.as_ptr();
                 e.len = s.last_data.len();
                 // Still held: the request is pending or (accept-all) live.
-                s.last_claims = if request { s.server.claims(id).map(<[u8]>::to_vec) } else { None };
+                s.last_claims = if request {
+                    s.server.claims(id).map(<[u8]>::to_vec)
+                } else {
+                    None
+                };
                 if let Some(c) = &s.last_claims {
                     e.claims = c.as_ptr();
                     e.claims_len = c.len();
@@ -286,7 +432,9 @@ fn fill(e: &mut RicochetEvent, ev: Event) -> Vec<u8> {
                 CloseReason::Local { code, reason } => (RicochetCloseKind::Local, code, reason),
                 CloseReason::Peer { code, reason } => (RicochetCloseKind::Peer, code, reason),
                 CloseReason::IdleTimeout => (RicochetCloseKind::IdleTimeout, 0, String::new()),
-                CloseReason::HandshakeTimeout => (RicochetCloseKind::HandshakeTimeout, 0, String::new()),
+                CloseReason::HandshakeTimeout => {
+                    (RicochetCloseKind::HandshakeTimeout, 0, String::new())
+                }
                 CloseReason::Rejected { reason } => (RicochetCloseKind::Rejected, 0, reason),
             };
             e.close_kind = kind;
@@ -311,7 +459,11 @@ pub unsafe extern "C" fn ricochet_server_accept(srv: *mut RicochetServer, id: u3
 /// # Safety
 /// `srv` is null or a live handle; `reason` is null or NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn ricochet_server_reject(srv: *mut RicochetServer, id: u32, reason: *const c_char) -> bool {
+pub unsafe extern "C" fn ricochet_server_reject(
+    srv: *mut RicochetServer,
+    id: u32,
+    reason: *const c_char,
+) -> bool {
     let reason = str_arg(reason).unwrap_or("");
     srv.as_mut().is_some_and(|s| s.server.reject(id, reason))
 }
@@ -323,8 +475,16 @@ pub unsafe extern "C" fn ricochet_server_reject(srv: *mut RicochetServer, id: u3
 /// `srv` is null or a live handle; `data` is null (with `len` 0) or points
 /// to `len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn ricochet_server_send(srv: *mut RicochetServer, id: u32, channel: u8, data: *const u8, len: usize) -> i64 {
-    let Some(s) = srv.as_mut() else { return RICOCHET_SEND_INVALID_ARGUMENT };
+pub unsafe extern "C" fn ricochet_server_send(
+    srv: *mut RicochetServer,
+    id: u32,
+    channel: u8,
+    data: *const u8,
+    len: usize,
+) -> i64 {
+    let Some(s) = srv.as_mut() else {
+        return RICOCHET_SEND_INVALID_ARGUMENT;
+    };
     let bytes = match (data.is_null(), len) {
         (_, 0) => Vec::new(),
         (true, _) => return RICOCHET_SEND_INVALID_ARGUMENT,
@@ -346,7 +506,12 @@ pub unsafe extern "C" fn ricochet_server_send(srv: *mut RicochetServer, id: u32,
 /// # Safety
 /// `srv` is null or a live handle; `reason` is null or NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn ricochet_server_close(srv: *mut RicochetServer, id: u32, code: u64, reason: *const c_char) {
+pub unsafe extern "C" fn ricochet_server_close(
+    srv: *mut RicochetServer,
+    id: u32,
+    code: u64,
+    reason: *const c_char,
+) {
     let reason = str_arg(reason).unwrap_or("");
     if let Some(s) = srv.as_mut() {
         s.server.close(id, code, reason);

@@ -16,7 +16,9 @@
 //!    and sends the resulting output.
 //! 3. Drain `events()`; answer `ConnectRequest`s with `accept`/`reject`
 //!    (or set [`AcceptPolicy::AcceptAll`]; behind a relay, set
-//!    `ServerConfig::relay_key` and read [`UdpServer::claims`]); `send`, `broadcast`, `close`.
+//!    `ServerConfig::relay_key` and read [`UdpServer::claims`]; to refuse
+//!    clients whose channels differ from `connection.channels`, set
+//!    `ServerConfig::strict_channels`); `send`, `broadcast`, `close`.
 //!    Commands queue their output, so messages sent together share
 //!    datagrams; it leaves on the next `poll` (or at once with `flush`).
 //!
@@ -34,10 +36,14 @@
 //! Not done here: encryption and integrity (run behind WebTransport/DTLS or
 //! accept UDP's checksum), and multi-threading (put one endpoint per thread).
 
+// A panic takes the game server down: library code reports errors instead
+// (scripts/lint.mjs denies this for the core too).
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 mod batch;
+mod client;
 mod clock;
 pub mod ffi;
-mod client;
 mod server;
 mod socket;
 
@@ -47,5 +53,6 @@ pub use socket::SocketStats;
 
 pub use ricochet_core::attest::{attest_key, AttestKey};
 pub use ricochet_core::{
-    ChannelConfig, ChannelKind, CloseReason, Config, ConnectionId, Event, MessageId, SendError, ServerConfig, State, Stats,
+    ChannelConfig, ChannelKind, CloseReason, Config, ConnectionId, Event, MessageId, SendError,
+    ServerConfig, State, Stats,
 };

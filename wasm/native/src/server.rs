@@ -7,7 +7,9 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use ricochet_core::{wire, ConnectionId, Event, MessageId, PathEvent, SendError, Server, ServerConfig, Stats};
+use ricochet_core::{
+    wire, ConnectionId, Event, MessageId, PathEvent, SendError, Server, ServerConfig, Stats,
+};
 
 use crate::batch::{RecvBatch, SendBatch, MAX_BATCH_SLOTS};
 use crate::clock::Clock;
@@ -69,8 +71,10 @@ impl UdpServer {
         // WELCOME nonces come from this: an attacker who could predict them
         // could pass a spoofed address off as validated.
         let mut secret = [0u8; ricochet_core::SERVER_SECRET_LEN];
-        getrandom::fill(&mut secret).map_err(|err| io::Error::other(format!("no OS randomness: {err}")))?;
-        let core = Server::new(config, &secret).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        getrandom::fill(&mut secret)
+            .map_err(|err| io::Error::other(format!("no OS randomness: {err}")))?;
+        let core = Server::new(config, &secret)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let addr = addr
             .to_socket_addrs()?
             .next()
@@ -164,7 +168,12 @@ impl UdpServer {
 
     /// Queues a message; its fate arrives later as `Acked(id)`/`Lost(id)`.
     /// A refused message is handed back inside the error.
-    pub fn send(&mut self, id: ConnectionId, channel: u8, data: Vec<u8>) -> Result<MessageId, SendError> {
+    pub fn send(
+        &mut self,
+        id: ConnectionId,
+        channel: u8,
+        data: Vec<u8>,
+    ) -> Result<MessageId, SendError> {
         self.core.send(self.clock.now_us(), id, channel, data)
     }
 
@@ -175,7 +184,9 @@ impl UdpServer {
         let ids: Vec<ConnectionId> = self.core.connection_ids().collect();
         let mut sent = 0;
         for id in ids {
-            if self.core.connection(id).is_some_and(|c| c.is_connected()) && self.core.send(now, id, channel, data.to_vec()).is_ok() {
+            if self.core.connection(id).is_some_and(|c| c.is_connected())
+                && self.core.send(now, id, channel, data.to_vec()).is_ok()
+            {
                 sent += 1;
             }
         }
@@ -220,7 +231,9 @@ impl UdpServer {
             self.core.handle_timeout(now);
         }
         self.drive();
-        if now.saturating_sub(self.last_sweep_us) >= SWEEP_EVERY_US || self.peers.len() > self.peer_limit() {
+        if now.saturating_sub(self.last_sweep_us) >= SWEEP_EVERY_US
+            || self.peers.len() > self.peer_limit()
+        {
             self.sweep(now);
         }
         Ok(())
@@ -267,7 +280,11 @@ impl UdpServer {
                     }
                 }
                 Entry::Vacant(e) => {
-                    e.insert(Peer { addr: from, candidate: None, last_seen_us: now });
+                    e.insert(Peer {
+                        addr: from,
+                        candidate: None,
+                        last_seen_us: now,
+                    });
                 }
             },
             Err(_) => self.socket.stats.dropped_in += 1,
@@ -293,7 +310,13 @@ impl UdpServer {
             while let Some((id, n)) = self.core.poll_transmit(now, self.outbox.next_buf()) {
                 progressed = true;
                 let reject = self.outbox.next_buf()[0] == wire::PACKET_REJECT;
-                let to = self.peers.get(&id).and_then(|p| if self.core.transmit_to_candidate() { p.candidate } else { Some(p.addr) });
+                let to = self.peers.get(&id).and_then(|p| {
+                    if self.core.transmit_to_candidate() {
+                        p.candidate
+                    } else {
+                        Some(p.addr)
+                    }
+                });
                 match to {
                     Some(addr) => {
                         self.outbox.push(n, Some(addr));
@@ -344,7 +367,8 @@ impl UdpServer {
     fn sweep(&mut self, now: u64) {
         self.last_sweep_us = now;
         let timeout = self.core.config().pending_timeout_us;
-        self.pending.retain(|_, since| now.saturating_sub(*since) < timeout);
+        self.pending
+            .retain(|_, since| now.saturating_sub(*since) < timeout);
         let flood = self.peers.len() > self.peer_limit();
         let (core, pending) = (&self.core, &self.pending);
         self.peers.retain(|id, p| {

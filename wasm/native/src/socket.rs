@@ -51,12 +51,17 @@ pub(crate) struct Socket {
 pub(crate) fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused | io::ErrorKind::Interrupted
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
     )
 }
 
 pub(crate) fn is_timeout(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 impl Socket {
@@ -72,7 +77,11 @@ impl Socket {
             send_buffer_bytes: raw.send_buffer_size().unwrap_or(0),
             ..SocketStats::default()
         };
-        Ok(Socket { inner: raw.into(), peer: None, stats })
+        Ok(Socket {
+            inner: raw.into(),
+            peer: None,
+            stats,
+        })
     }
 
     /// Client sockets talk to one server: the kernel then filters every
@@ -115,7 +124,11 @@ impl Socket {
     }
 
     /// Waits up to `wait` for a datagram (returns at once if one is queued).
-    pub(crate) fn recv(&mut self, buf: &mut [u8], wait: Duration) -> io::Result<Option<(usize, SocketAddr)>> {
+    pub(crate) fn recv(
+        &mut self,
+        buf: &mut [u8],
+        wait: Duration,
+    ) -> io::Result<Option<(usize, SocketAddr)>> {
         if let Some(d) = self.try_recv(buf)? {
             return Ok(Some(d));
         }
@@ -125,7 +138,10 @@ impl Socket {
         // Block with a timeout for this one call; std has no poll(2), and
         // the socket stays non-blocking for batch reads and sends.
         self.inner.set_nonblocking(false)?;
-        let waited = self.inner.set_read_timeout(Some(wait)).and_then(|()| self.read(buf));
+        let waited = self
+            .inner
+            .set_read_timeout(Some(wait))
+            .and_then(|()| self.read(buf));
         self.inner.set_nonblocking(true)?;
         match waited {
             Ok((n, from)) => {

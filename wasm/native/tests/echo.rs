@@ -14,7 +14,10 @@ fn connect(echo: &EchoThread) -> UdpClient {
     while !client.is_connected() && Instant::now() < deadline {
         client.poll(Duration::from_millis(5)).unwrap();
         for ev in client.events() {
-            assert!(!matches!(ev, Event::Closed(_)), "closed while connecting: {ev:?}");
+            assert!(
+                !matches!(ev, Event::Closed(_)),
+                "closed while connecting: {ev:?}"
+            );
         }
     }
     assert!(client.is_connected(), "no connection");
@@ -31,12 +34,17 @@ fn reliable_ordered_5000_messages_on_two_channels_echo_intact_in_order() {
     let mut held: [Option<Vec<u8>>; 2] = [None, None];
     let deadline = Instant::now() + Duration::from_secs(20);
     while next_recv != [N, N] {
-        assert!(Instant::now() < deadline, "timed out: sent {next_send:?}, echoed {next_recv:?}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out: sent {next_send:?}, echoed {next_recv:?}"
+        );
         for ch in 0..2u8 {
             let c = ch as usize;
             while next_send[c] < N {
                 let n = next_send[c];
-                let data = held[c].take().unwrap_or_else(|| payload(n + ch as u32 * N, size_of(n)));
+                let data = held[c]
+                    .take()
+                    .unwrap_or_else(|| payload(n + ch as u32 * N, size_of(n)));
                 match client.send(ch, data) {
                     Ok(_) => next_send[c] += 1,
                     Err(SendError::BufferFull(data)) => {

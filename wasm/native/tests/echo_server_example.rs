@@ -17,8 +17,14 @@ use ricochet_native::{CloseReason, Event, UdpClient};
 /// demand when the test runs alone (`cargo test` builds examples anyway).
 fn example_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap().to_path_buf();
-    let bin = profile_dir.join("examples").join(format!("echo_server{}", std::env::consts::EXE_SUFFIX));
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .unwrap()
+        .to_path_buf();
+    let bin = profile_dir
+        .join("examples")
+        .join(format!("echo_server{}", std::env::consts::EXE_SUFFIX));
     if !bin.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
@@ -26,7 +32,10 @@ fn example_binary() -> PathBuf {
         if profile_dir.ends_with("release") {
             cmd.arg("--release");
         }
-        assert!(cmd.status().unwrap().success(), "building echo_server failed");
+        assert!(
+            cmd.status().unwrap().success(),
+            "building echo_server failed"
+        );
     }
     bin
 }
@@ -65,7 +74,9 @@ impl EchoProcess {
     }
 
     fn line(&mut self) -> String {
-        self.lines.recv_timeout(Duration::from_secs(5)).expect("a line from echo_server")
+        self.lines
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a line from echo_server")
     }
 
     /// Next line containing `needle`, skipping others.
@@ -88,7 +99,11 @@ impl Drop for EchoProcess {
     }
 }
 
-fn run_client(client: &mut UdpClient, limit: Duration, mut done: impl FnMut(&Event) -> bool) -> Vec<Event> {
+fn run_client(
+    client: &mut UdpClient,
+    limit: Duration,
+    mut done: impl FnMut(&Event) -> bool,
+) -> Vec<Event> {
     let deadline = Instant::now() + limit;
     let mut events = Vec::new();
     while Instant::now() < deadline {
@@ -110,11 +125,18 @@ fn echo_server_echoes_rejects_logs_and_exits_on_stdin_eof() {
     let addr = ("127.0.0.1", port);
 
     let mut client = UdpClient::connect(addr, client_config(), b"hello").unwrap();
-    run_client(&mut client, Duration::from_secs(3), |e| *e == Event::Connected);
+    run_client(&mut client, Duration::from_secs(3), |e| {
+        *e == Event::Connected
+    });
     let connect = p.line_with(r#""event":"connect""#);
-    assert!(connect.contains(&format!(r#""id":{}"#, client.id())), "{connect}");
+    assert!(
+        connect.contains(&format!(r#""id":{}"#, client.id())),
+        "{connect}"
+    );
     for n in 0..100 {
-        client.send((n % 2) as u8, payload(n, 20 + n as usize * 30)).unwrap();
+        client
+            .send((n % 2) as u8, payload(n, 20 + n as usize * 30))
+            .unwrap();
     }
     let mut next = [0u32, 1];
     run_client(&mut client, Duration::from_secs(5), |e| {
@@ -127,14 +149,24 @@ fn echo_server_echoes_rejects_logs_and_exits_on_stdin_eof() {
     });
 
     let mut refused = UdpClient::connect(addr, client_config(), b"go away").unwrap();
-    let events = run_client(&mut refused, Duration::from_secs(3), |e| matches!(e, Event::Closed(_)));
-    assert_eq!(events, vec![Event::Closed(CloseReason::Rejected { reason: "rejected by echo server".into() })]);
+    let events = run_client(&mut refused, Duration::from_secs(3), |e| {
+        matches!(e, Event::Closed(_))
+    });
+    assert_eq!(
+        events,
+        vec![Event::Closed(CloseReason::Rejected {
+            reason: "rejected by echo server".into()
+        })]
+    );
     p.line_with(r#""event":"reject""#);
 
     client.close(3, "done \"here\"");
     client.flush();
     let close = p.line_with(r#""event":"close""#);
-    assert!(close.contains(r#""kind":"RICOCHET_CLOSED_BY_PEER","code":3,"reason":"done \"here\"""#), "{close}");
+    assert!(
+        close.contains(r#""kind":"RICOCHET_CLOSED_BY_PEER","code":3,"reason":"done \"here\"""#),
+        "{close}"
+    );
 
     drop(p.child.stdin.take());
     p.line_with(r#"{"event":"stopped"}"#);
@@ -143,7 +175,10 @@ fn echo_server_echoes_rejects_logs_and_exits_on_stdin_eof() {
         if let Some(s) = p.child.try_wait().unwrap() {
             break s;
         }
-        assert!(Instant::now() < deadline, "echo_server did not exit on stdin EOF");
+        assert!(
+            Instant::now() < deadline,
+            "echo_server did not exit on stdin EOF"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     assert!(status.success(), "{status}");

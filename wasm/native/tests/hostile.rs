@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use common::{check, client_config, payload, Harness, LOOPBACK, TICK};
 use ricochet_core::wire::{self, ChannelKind, Writer};
-use ricochet_core::pair::insecure_seeded_entropy;
 use ricochet_core::Connection;
 use ricochet_native::{AcceptPolicy, Event, ServerConfig, UdpServer};
+use ricochet_sim::pair::insecure_seeded_entropy;
 
 struct XorShift(u64);
 
@@ -52,7 +52,13 @@ fn garbage(rng: &mut XorShift, live: u32) -> (Vec<u8>, bool) {
         }
         3 => {
             // Handshake packets for the live session, truncated.
-            let mut d = vec![[wire::PACKET_HELLO, wire::PACKET_WELCOME, wire::PACKET_REJECT][(rng.next() % 3) as usize]];
+            let mut d = vec![
+                [
+                    wire::PACKET_HELLO,
+                    wire::PACKET_WELCOME,
+                    wire::PACKET_REJECT,
+                ][(rng.next() % 3) as usize],
+            ];
             d.extend_from_slice(&live.to_le_bytes());
             d.push(rng.next() as u8);
             (d, false)
@@ -68,7 +74,13 @@ fn garbage(rng: &mut XorShift, live: u32) -> (Vec<u8>, bool) {
 fn hello(id: u32, key: &[u8; 16]) -> Vec<u8> {
     let mut buf = [0u8; 256];
     let mut w = Writer::new(&mut buf);
-    assert!(wire::encode_hello(&mut w, id, &[ChannelKind::ReliableOrdered], key, b"intruder"));
+    assert!(wire::encode_hello(
+        &mut w,
+        id,
+        &[ChannelKind::ReliableOrdered],
+        key,
+        b"intruder"
+    ));
     wire::pad_hello(&mut w);
     let n = w.len();
     buf[..n].to_vec()
@@ -84,15 +96,30 @@ fn a_hello_with_a_live_sessions_id_and_another_key_does_not_move_the_session() {
     attacker.set_nonblocking(true).unwrap();
     let dropped = h.server.socket_stats().dropped_in;
     for _ in 0..3 {
-        attacker.send_to(&hello(live, &[0x66; 16]), server_addr).unwrap();
+        attacker
+            .send_to(&hello(live, &[0x66; 16]), server_addr)
+            .unwrap();
         h.step();
     }
-    assert!(h.server.socket_stats().dropped_in >= dropped + 3, "every impostor HELLO is dropped");
-    assert_eq!(h.server.peer_addr(live), Some(client_addr), "the impostor took the session's address");
+    assert!(
+        h.server.socket_stats().dropped_in >= dropped + 3,
+        "every impostor HELLO is dropped"
+    );
+    assert_eq!(
+        h.server.peer_addr(live),
+        Some(client_addr),
+        "the impostor took the session's address"
+    );
     let mut buf = [0u8; 1500];
-    assert!(attacker.recv_from(&mut buf).is_err(), "the impostor got an answer");
+    assert!(
+        attacker.recv_from(&mut buf).is_err(),
+        "the impostor got an answer"
+    );
     h.client.send(0, payload(1, 100)).unwrap();
-    assert!(h.run_until(Duration::from_secs(5), |h| h.client_messages(0).len() == 1), "the session stopped echoing");
+    assert!(
+        h.run_until(Duration::from_secs(5), |h| h.client_messages(0).len() == 1),
+        "the session stopped echoing"
+    );
     assert!(h.client.is_connected());
 }
 
@@ -115,18 +142,37 @@ fn garbage_from_another_socket_does_not_disturb_a_live_session() {
                 invalid += 1;
             }
         }
-        h.client.send(0, payload(round, 100 + round as usize * 50)).unwrap();
+        h.client
+            .send(0, payload(round, 100 + round as usize * 50))
+            .unwrap();
         h.step();
     }
-    assert!(h.run_until(Duration::from_secs(5), |h| h.client_messages(0).len() == 30), "echoes missing");
+    assert!(
+        h.run_until(Duration::from_secs(5), |h| h.client_messages(0).len() == 30),
+        "echoes missing"
+    );
     let got: Vec<u32> = h.client_messages(0).iter().map(|m| check(m)).collect();
     assert_eq!(got, (0..30).collect::<Vec<_>>());
     assert!(h.client.is_connected());
-    assert!(!h.client_events.iter().any(|e| matches!(e, Event::Closed(_))));
-    assert!(!h.server_events.iter().any(|(id, e)| *id == live && matches!(e, Event::Closed(_))));
-    assert_eq!(h.server.peer_addr(live), Some(client_addr), "garbage moved the session");
+    assert!(!h
+        .client_events
+        .iter()
+        .any(|e| matches!(e, Event::Closed(_))));
+    assert!(!h
+        .server_events
+        .iter()
+        .any(|(id, e)| *id == live && matches!(e, Event::Closed(_))));
+    assert_eq!(
+        h.server.peer_addr(live),
+        Some(client_addr),
+        "garbage moved the session"
+    );
     let stats = h.server.socket_stats();
-    assert!(stats.dropped_in >= invalid, "dropped {} of {invalid} invalid datagrams", stats.dropped_in);
+    assert!(
+        stats.dropped_in >= invalid,
+        "dropped {} of {invalid} invalid datagrams",
+        stats.dropped_in
+    );
     assert!(hellos > 0);
 }
 
@@ -154,7 +200,8 @@ impl RawClient {
         while let Some(n) = self.conn.poll_transmit(now, &mut self.buf) {
             sock.send_to(&self.buf[..n], server).unwrap();
         }
-        self.events.extend(std::iter::from_fn(|| self.conn.poll_event()));
+        self.events
+            .extend(std::iter::from_fn(|| self.conn.poll_event()));
     }
 
     fn messages(&self) -> Vec<&[u8]> {
@@ -180,7 +227,12 @@ fn peer_address_follows_the_client_to_a_new_port() {
     }
     let start = Instant::now();
     let conn = Connection::client(client_config(), 0, &insecure_seeded_entropy(7), b"").unwrap();
-    let mut raw = RawClient { conn, start, buf: vec![0; 65_535], events: Vec::new() };
+    let mut raw = RawClient {
+        conn,
+        start,
+        buf: vec![0; 65_535],
+        events: Vec::new(),
+    };
     let id = raw.conn.id();
     let mut step = |raw: &mut RawClient, sock: &UdpSocket| {
         raw.pump(sock, server_addr);

@@ -30,7 +30,16 @@ impl Forwarder {
     fn new(server: SocketAddr) -> Forwarder {
         let front = UdpSocket::bind(LOOPBACK).unwrap();
         front.set_nonblocking(true).unwrap();
-        let mut f = Forwarder { front, back: Vec::new(), current: 0, client: None, server, replay_from: None, replay_len: 0, replay_got: Vec::new() };
+        let mut f = Forwarder {
+            front,
+            back: Vec::new(),
+            current: 0,
+            client: None,
+            server,
+            replay_from: None,
+            replay_len: 0,
+            replay_got: Vec::new(),
+        };
         f.rebind();
         f
     }
@@ -58,7 +67,9 @@ impl Forwarder {
                 self.back.push(s);
                 continue;
             }
-            self.back[self.current].send_to(&buf[..n], self.server).unwrap();
+            self.back[self.current]
+                .send_to(&buf[..n], self.server)
+                .unwrap();
         }
         for (i, s) in self.back.iter().enumerate() {
             while let Ok((n, _)) = s.recv_from(&mut buf) {
@@ -85,8 +96,14 @@ impl Rig {
         let mut server = UdpServer::bind(LOOPBACK, ServerConfig::default()).unwrap();
         server.set_accept_policy(AcceptPolicy::AcceptAll);
         let fwd = Forwarder::new(server.local_addr().unwrap());
-        let client = UdpClient::connect(fwd.front.local_addr().unwrap(), client_config(), b"").unwrap();
-        let mut r = Rig { server, client, fwd, got: Vec::new() };
+        let client =
+            UdpClient::connect(fwd.front.local_addr().unwrap(), client_config(), b"").unwrap();
+        let mut r = Rig {
+            server,
+            client,
+            fwd,
+            got: Vec::new(),
+        };
         assert!(r.run_until(Duration::from_secs(3), |r| r.client.is_connected()));
         r.run_until(Duration::from_millis(30), |_| false);
         r
@@ -124,7 +141,11 @@ fn a_rebound_client_is_challenged_then_followed() {
     let old = r.server.peer_addr(id).unwrap();
     let new = r.fwd.rebind();
     r.client.send(0, payload(1, 50)).unwrap();
-    assert!(r.run_until(Duration::from_secs(3), |r| r.server.peer_addr(id) == Some(new)), "the session follows after PATH_RESPONSE");
+    assert!(
+        r.run_until(Duration::from_secs(3), |r| r.server.peer_addr(id)
+            == Some(new)),
+        "the session follows after PATH_RESPONSE"
+    );
     assert_ne!(old, new);
     r.server.send(id, 0, payload(2, 100)).unwrap();
     r.server.flush();
@@ -145,13 +166,28 @@ fn a_replayed_datagram_from_another_address_draws_only_challenges_there() {
         r.server.send(id, 0, payload(100 + i, 200)).unwrap();
     }
     r.server.flush();
-    assert!(r.run_until(Duration::from_secs(3), |r| r.got.len() == 20), "the stream stays with the client: {}", r.got.len());
+    assert!(
+        r.run_until(Duration::from_secs(3), |r| r.got.len() == 20),
+        "the stream stays with the client: {}",
+        r.got.len()
+    );
     r.run_until(Duration::from_millis(300), |_| false);
     assert_eq!(r.server.peer_addr(id), Some(home));
-    assert!(!r.fwd.replay_got.is_empty(), "the other address is challenged");
+    assert!(
+        !r.fwd.replay_got.is_empty(),
+        "the other address is challenged"
+    );
     for d in &r.fwd.replay_got {
-        assert_eq!((d[0], d[15]), (0x04, 0x30), "only PATH_CHALLENGE goes there");
+        assert_eq!(
+            (d[0], d[15]),
+            (0x04, 0x30),
+            "only PATH_CHALLENGE goes there"
+        );
     }
     let sent: usize = r.fwd.replay_got.iter().map(Vec::len).sum();
-    assert!(sent <= 3 * r.fwd.replay_len, "{sent} bytes toward the other address, {} from it", r.fwd.replay_len);
+    assert!(
+        sent <= 3 * r.fwd.replay_len,
+        "{sent} bytes toward the other address, {} from it",
+        r.fwd.replay_len
+    );
 }

@@ -7,13 +7,18 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{client_config, Relay, LOOPBACK, TICK};
-use ricochet_native::{attest_key, AcceptPolicy, CloseReason, Event, ServerConfig, UdpClient, UdpServer};
+use ricochet_native::{
+    attest_key, AcceptPolicy, CloseReason, Event, ServerConfig, UdpClient, UdpServer,
+};
 
 const SECRET: &str = "relay token secret";
 const CLAIMS: &str = r#"{"sub":"alice","data":"room=7"}"#;
 
 fn relayed_server() -> UdpServer {
-    let config = ServerConfig { relay_key: Some(attest_key(SECRET.as_bytes())), ..ServerConfig::default() };
+    let config = ServerConfig {
+        relay_key: Some(attest_key(SECRET.as_bytes())),
+        ..ServerConfig::default()
+    };
     UdpServer::bind(LOOPBACK, config).expect("bind server")
 }
 
@@ -38,7 +43,14 @@ fn a_client_through_the_relay_is_admitted_with_its_claims() {
         relay.pump();
     }
     assert!(client.is_connected(), "no connection through the relay");
-    assert_eq!(request, Some((id, b"join room 7".to_vec(), Some(CLAIMS.as_bytes().to_vec()))));
+    assert_eq!(
+        request,
+        Some((
+            id,
+            b"join room 7".to_vec(),
+            Some(CLAIMS.as_bytes().to_vec())
+        ))
+    );
     assert_eq!(server.claims(id), Some(CLAIMS.as_bytes()));
 }
 
@@ -46,7 +58,8 @@ fn a_client_through_the_relay_is_admitted_with_its_claims() {
 fn a_client_that_bypasses_the_relay_is_not_admitted() {
     let mut server = relayed_server();
     server.set_accept_policy(AcceptPolicy::AcceptAll);
-    let mut client = UdpClient::connect(server.local_addr().unwrap(), client_config(), b"join").unwrap();
+    let mut client =
+        UdpClient::connect(server.local_addr().unwrap(), client_config(), b"join").unwrap();
     let mut client_events = Vec::new();
     let mut server_events = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -56,7 +69,12 @@ fn a_client_that_bypasses_the_relay_is_not_admitted() {
         client.poll(TICK).unwrap();
         client_events.extend(client.events());
     }
-    assert_eq!(client_events, vec![Event::Closed(CloseReason::Rejected { reason: "not admitted by a relay".into() })]);
+    assert_eq!(
+        client_events,
+        vec![Event::Closed(CloseReason::Rejected {
+            reason: "not admitted by a relay".into()
+        })]
+    );
     assert_eq!(server_events, vec![]);
     assert_eq!(server.connection_count(), 0);
 }

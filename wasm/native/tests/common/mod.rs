@@ -9,7 +9,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ricochet_native::{
-    AcceptPolicy, ChannelConfig, Config, ConnectionId, Event, SendError, ServerConfig, UdpClient, UdpServer,
+    AcceptPolicy, ChannelConfig, Config, ConnectionId, Event, SendError, ServerConfig, UdpClient,
+    UdpServer,
 };
 
 /// Loopback only: these tests never send anywhere else.
@@ -17,11 +18,12 @@ pub const LOOPBACK: &str = "127.0.0.1:0";
 pub const TICK: Duration = Duration::from_millis(1);
 
 #[allow(unused_imports)] // not every test file sends payloads
-pub use ricochet_core::payload::payload;
+pub use ricochet_sim::payload::payload;
 
 /// Checks a payload made by `payload` and returns its number.
 pub fn check(data: &[u8]) -> u32 {
-    ricochet_core::payload::verify(data).unwrap_or_else(|| panic!("payload corrupted ({} bytes)", data.len()))
+    ricochet_sim::payload::verify(data)
+        .unwrap_or_else(|| panic!("payload corrupted ({} bytes)", data.len()))
 }
 
 /// Message sizes from tiny to several fragments, derived from `n`.
@@ -56,15 +58,25 @@ impl Harness {
     pub fn new(policy: AcceptPolicy, handshake: &[u8]) -> Harness {
         let mut server = UdpServer::bind(LOOPBACK, ServerConfig::default()).expect("bind server");
         server.set_accept_policy(policy);
-        let client = UdpClient::connect(server.local_addr().unwrap(), client_config(), handshake).expect("connect");
-        Harness { server, client, server_events: Vec::new(), client_events: Vec::new(), echo: false }
+        let client = UdpClient::connect(server.local_addr().unwrap(), client_config(), handshake)
+            .expect("connect");
+        Harness {
+            server,
+            client,
+            server_events: Vec::new(),
+            client_events: Vec::new(),
+            echo: false,
+        }
     }
 
     /// A connected pair that echoes.
     pub fn connected() -> Harness {
         let mut h = Harness::new(AcceptPolicy::AcceptAll, b"hi");
         h.echo = true;
-        assert!(h.run_until(Duration::from_secs(3), |h| h.client.is_connected()), "no connection");
+        assert!(
+            h.run_until(Duration::from_secs(3), |h| h.client.is_connected()),
+            "no connection"
+        );
         h
     }
 
@@ -146,8 +158,14 @@ impl EchoThread {
                 }
             }
         });
-        let addr = rx.recv_timeout(Duration::from_secs(5)).expect("echo thread started");
-        EchoThread { addr, stop, handle: Some(handle) }
+        let addr = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("echo thread started");
+        EchoThread {
+            addr,
+            stop,
+            handle: Some(handle),
+        }
     }
 }
 
@@ -179,7 +197,13 @@ impl Relay {
         let socket = std::net::UdpSocket::bind(LOOPBACK).expect("bind relay");
         socket.set_nonblocking(true).unwrap();
         let key = ricochet_native::attest_key(token_secret.as_bytes());
-        Relay { socket, server, client: None, key, claims: claims.as_bytes().to_vec() }
+        Relay {
+            socket,
+            server,
+            client: None,
+            key,
+            claims: claims.as_bytes().to_vec(),
+        }
     }
 
     pub fn addr(&self) -> std::net::SocketAddr {
@@ -199,11 +223,26 @@ impl Relay {
             }
             self.client = Some(from);
             let out = match wire::decode_handshake(&buf[..n]) {
-                Ok(Handshake::Hello { conn_id, channels, key, payload, .. }) => {
-                    let attested = ricochet_core::relay_attest(&self.key, conn_id, &key, &self.claims, payload).expect("claims fit");
+                Ok(Handshake::Hello {
+                    conn_id,
+                    channels,
+                    key,
+                    payload,
+                    ..
+                }) => {
+                    let attested = ricochet_core::relay_attest(
+                        &self.key,
+                        conn_id,
+                        &key,
+                        &self.claims,
+                        payload,
+                    )
+                    .expect("claims fit");
                     let mut hello = vec![0u8; 4096];
                     let mut w = wire::Writer::new(&mut hello);
-                    assert!(wire::encode_hello(&mut w, conn_id, &channels, &key, &attested));
+                    assert!(wire::encode_hello(
+                        &mut w, conn_id, &channels, &key, &attested
+                    ));
                     let len = w.len();
                     hello.truncate(len);
                     hello
