@@ -2,7 +2,11 @@
 // Installs whatever the development build needs and is missing. Idempotent;
 // when everything is present it only stats a few files (well under 1 s).
 //
+//   - Debian's gcc, g++ and libc6-dev: rustc links with cc, the FFI
+//     header test compiles include/ricochet.h with it, libfuzzer-sys
+//     (wasm/fuzz, linted by npm test) builds libFuzzer with c++  (apt-get, as root)
 //   - Rust target wasm32-unknown-unknown                 (rustup target add)
+//   - rustfmt and clippy, npm test's lint step           (rustup component add)
 //   - wasm-bindgen-cli, same version as the crate pin    (cargo install, cached)
 //   - npm dependencies of the workspace                  (npm install)
 //   - Debian's chromium and firefox-esr, browser tests   (apt-get, as root)
@@ -136,6 +140,16 @@ function ensureRustTarget() {
   run('rustup', ['target', 'add', WASM_TARGET]);
 }
 
+/** rustfmt and clippy (rustup's default profile has them, its minimal one not). */
+function ensureRustComponents() {
+  if (!findOnPath('rustup')) return;
+  const installed = capture('rustup', ['component', 'list', '--installed']).split('\n').map((s) => s.trim().split('-')[0]);
+  const missing = ['rustfmt', 'clippy'].filter((c) => !installed.includes(c));
+  if (missing.length === 0) return;
+  log(`installing Rust components ${missing.join(', ')}`);
+  run('rustup', ['component', 'add', ...missing]);
+}
+
 function ensureWasmBindgen() {
   const version = wasmBindgenVersion();
   const bin = wasmBindgenPath(version);
@@ -234,7 +248,7 @@ function ensureDebianPackages(wanted) {
     const which = missing.map((m) => `${m.path} (${m.pkg}, or set ${m.envVar})`).join(', ');
     throw new Error(`missing: ${which}: install with apt-get install ${pkgs.join(' ')}`);
   }
-  log(`installing Debian ${pkgs.join(', ')} for the browser tests (one-time)`);
+  log(`installing Debian ${pkgs.join(', ')} (one-time)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update'], { env });
   try {
@@ -247,9 +261,24 @@ function ensureDebianPackages(wanted) {
   for (const m of missing) if (!existsSync(m.path)) throw new Error(`apt-get installed ${m.pkg} but ${m.path} is missing`);
 }
 
+/**
+ * A C and a C++ compiler and the C library's headers, from Debian when
+ * missing: `$CC`/`$CXX` when set, else cc and c++ on PATH.
+ */
+function ensureCompilers() {
+  const tool = (name) => (name.includes('/') ? name : findOnPath(name) ?? `/usr/bin/${name}`);
+  ensureDebianPackages([
+    { path: tool(process.env.CC || 'cc'), pkg: 'gcc', envVar: 'CC' },
+    { path: tool(process.env.CXX || 'c++'), pkg: 'g++', envVar: 'CXX' },
+    { path: '/usr/include/stdlib.h', pkg: 'libc6-dev', envVar: 'CC' },
+  ]);
+}
+
 /** Ensures every tool and dependency is present; prints only what it installs. */
 export function setup({ browser = true } = {}) {
+  ensureCompilers();
   ensureRustTarget();
+  ensureRustComponents();
   ensureWasmBindgen();
   ensureNpmDeps();
   ensureWasmOpt();

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { buildWasm } from './build-wasm.mjs';
+import { lint, tsProjects } from './lint.mjs';
 import { ROOT, setup } from './setup.mjs';
 import { ensureDeployTools } from '../deploy/tools.mjs';
 
@@ -52,6 +53,8 @@ async function step(name, fn) {
 
 async function main() {
   await step('setup', () => setup());
+  // scripts/lint.mjs: every crate in the repository; unwrap_used in the core's and native's library code; strict tsconfigs.
+  await step('lint: cargo fmt --check, cargo clippy --no-deps --all-targets -D warnings (every crate), strict tsconfigs', () => lint());
   await step('build wasm', () => buildWasm());
   await step('build sdk', () => exec(process.execPath, [join(ROOT, 'sdk', 'scripts', 'build.mjs')]));
   await step('build game layer', () => exec(process.execPath, [join(ROOT, 'game', 'scripts', 'build.mjs')]));
@@ -63,7 +66,7 @@ async function main() {
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
   await step('game layer tests (vitest)', () => vitestIn('game'));
   await step('build relay', () => buildRelay());
-  await step('type-check sdk (tests too), relay, game and e2e (tsc)', () => typecheck(['sdk', 'relay', 'game', 'e2e']));
+  await step('type-check every TypeScript project, strict: sdk (tests too), relay, game, e2e, arcade (tsc)', () => typecheck(tsProjects()));
   // TSDoc and rustdoc with warnings as errors: every exported type is documented and every link resolves.
   await step('API reference (typedoc, rustdoc)', () => exec(process.execPath, [join(ROOT, 'scripts', 'docs.mjs'), '--check']));
   await step('relay tests (vitest)', () => vitestIn('relay'));
@@ -109,8 +112,9 @@ async function main() {
   await step('relay fleet behind load balancers (playwright, chromium and node bots; root)', () => playwright(['-c', 'playwright.fleet.config.ts']));
   // WebKitGTK's MiniBrowser on Xvfb through WebKitWebDriver (e2e/webkit.ts), Playwright's runner only: WebSocket, fallback, resume.
   await step('browser tests in webkitgtk (MiniBrowser over WebKitWebDriver, on Xvfb)', () => playwright(['-c', 'playwright.webkit.config.ts']));
-  // npm pack → install into fresh Vite / webpack / esbuild / Node / tsc consumers → run in Chromium against the relay CLI from its tarball.
-  await step('packaging: tarballs installed into fixture apps, built and run in chromium (node --test)', () =>
+  // npm pack → install into fresh Vite / webpack / esbuild / Node / tsc consumers → run in Chromium against the relay CLI from its tarball;
+  // and docs/quickstart.md run as written (packaging/quickstart.test.mjs: its files, its commands, two Chromium pages).
+  await step('packaging: tarballs installed into fixture apps and the quick start, built and run in chromium (node --test)', () =>
     exec(process.execPath, ['--test', join(ROOT, 'packaging')], { onLine: countNodeTests }),
   );
   // Scenario S4, bounded: its checks (nothing lost or misordered, memory flat) count as tests.
