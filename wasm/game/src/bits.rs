@@ -55,7 +55,10 @@ impl BitWriter {
 
     /// An empty writer with room for `bytes` bytes before it reallocates.
     pub fn with_capacity(bytes: usize) -> BitWriter {
-        BitWriter { bytes: Vec::with_capacity(bytes), used: 0 }
+        BitWriter {
+            bytes: Vec::with_capacity(bytes),
+            used: 0,
+        }
     }
 
     /// Writes the low `bits` bits of `value` (0..=32 bits; higher bits of
@@ -65,10 +68,18 @@ impl BitWriter {
         if bits == 0 {
             return;
         }
-        let value = if bits == 32 { value as u64 } else { (value as u64) & ((1u64 << bits) - 1) };
+        let value = if bits == 32 {
+            value as u64
+        } else {
+            (value as u64) & ((1u64 << bits) - 1)
+        };
         // One shifted OR over the (at most 5) bytes the field touches: bots
         // and server pack thousands of fields a tick, a loop per byte cost more.
-        let (start, offset) = if self.used == 0 { (self.bytes.len(), 0) } else { (self.bytes.len() - 1, self.used) };
+        let (start, offset) = if self.used == 0 {
+            (self.bytes.len(), 0)
+        } else {
+            (self.bytes.len() - 1, self.used)
+        };
         let end_bit = offset + bits;
         let end = start + end_bit.div_ceil(8) as usize;
         self.bytes.resize(end, 0);
@@ -178,7 +189,11 @@ impl<'a> BitReader<'a> {
 
     /// Reads a string written by [`BitWriter::write_string`]; longer than
     /// `max_bytes` is an error naming `field`.
-    pub fn read_string(&mut self, max_bytes: usize, field: &'static str) -> Result<String, DecodeError> {
+    pub fn read_string(
+        &mut self,
+        max_bytes: usize,
+        field: &'static str,
+    ) -> Result<String, DecodeError> {
         let len = self.read_bytes(1)?[0] as usize; // read_bytes(1) returned exactly one byte
         if len > max_bytes {
             return Err(DecodeError::OutOfRange(field));
@@ -206,13 +221,21 @@ mod tests {
     fn values_round_trip_at_every_width_and_offset() {
         let mut w = BitWriter::new();
         for bits in 0..=32u32 {
-            let v = if bits == 32 { 0xdead_beef } else { 0xdead_beef & ((1u32 << bits) - 1) };
+            let v = if bits == 32 {
+                0xdead_beef
+            } else {
+                0xdead_beef & ((1u32 << bits) - 1)
+            };
             w.write_bits(v, bits);
         }
         let bytes = w.finish();
         let mut r = BitReader::new(&bytes);
         for bits in 0..=32u32 {
-            let v = if bits == 32 { 0xdead_beef } else { 0xdead_beef & ((1u32 << bits) - 1) };
+            let v = if bits == 32 {
+                0xdead_beef
+            } else {
+                0xdead_beef & ((1u32 << bits) - 1)
+            };
             assert_eq!(r.read_bits(bits).unwrap(), v, "width {bits}");
         }
         r.finish().unwrap();
@@ -229,12 +252,14 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let fields: Vec<(u32, u32)> = (0..500).map(|_| ((next() % 33) as u32, next() as u32)).collect();
+        let fields: Vec<(u32, u32)> = (0..500)
+            .map(|_| ((next() % 33) as u32, next() as u32))
+            .collect();
         let mut expected = Vec::new();
         let mut bit = 0usize;
         for &(bits, v) in &fields {
             for b in 0..bits {
-                if bit % 8 == 0 {
+                if bit.is_multiple_of(8) {
                     expected.push(0u8);
                 }
                 expected[bit / 8] |= (((v >> b) & 1) as u8) << (bit % 8);
@@ -247,7 +272,11 @@ mod tests {
         assert_eq!(bytes, expected);
         let mut r = BitReader::new(&bytes);
         for &(bits, v) in &fields {
-            let masked = if bits == 32 { v } else { v & ((1u32 << bits) - 1) };
+            let masked = if bits == 32 {
+                v
+            } else {
+                v & ((1u32 << bits) - 1)
+            };
             assert_eq!(r.read_bits(bits).unwrap(), masked);
         }
         r.finish().unwrap();
@@ -268,8 +297,14 @@ mod tests {
         let mut r = BitReader::new(&[0xff]);
         assert_eq!(r.read_bits(7).unwrap(), 0x7f);
         assert_eq!(r.read_bits(2), Err(DecodeError::Truncated));
-        assert_eq!(BitReader::new(&[]).read_bytes(1), Err(DecodeError::Truncated));
-        assert_eq!(BitReader::new(&[5, b'a']).read_string(255, "s"), Err(DecodeError::Truncated));
+        assert_eq!(
+            BitReader::new(&[]).read_bytes(1),
+            Err(DecodeError::Truncated)
+        );
+        assert_eq!(
+            BitReader::new(&[5, b'a']).read_string(255, "s"),
+            Err(DecodeError::Truncated)
+        );
     }
 
     #[test]
@@ -283,8 +318,14 @@ mod tests {
 
     #[test]
     fn invalid_utf8_and_overlong_strings_are_errors() {
-        assert_eq!(BitReader::new(&[1, 0xff]).read_string(16, "s"), Err(DecodeError::InvalidUtf8));
-        assert_eq!(BitReader::new(&[3, b'a', b'b', b'c']).read_string(2, "name"), Err(DecodeError::OutOfRange("name")));
+        assert_eq!(
+            BitReader::new(&[1, 0xff]).read_string(16, "s"),
+            Err(DecodeError::InvalidUtf8)
+        );
+        assert_eq!(
+            BitReader::new(&[3, b'a', b'b', b'c']).read_string(2, "name"),
+            Err(DecodeError::OutOfRange("name"))
+        );
     }
 
     #[test]

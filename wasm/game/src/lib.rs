@@ -33,12 +33,18 @@
 //! # Ok::<(), ricochet_game::DecodeError>(())
 //! ```
 //!
+//! - [`define_messages!`] / [`define_struct!`]: typed message schemas,
+//!   declared once with bit widths and quantisers; the Rust types, `encode`
+//!   and `decode` follow ([`schema`]). The same declaration as
+//!   `defineMessages` in TypeScript writes the same bytes.
+//!
 //! Not here: interpolation and prediction, which belong to clients (the
-//! TypeScript package has them), and a message schema macro (the arcade's
-//! server writes its messages by hand on these two pieces).
+//! TypeScript package has them).
 
 pub mod bits;
 pub mod quantize;
+pub mod schema;
 
 pub use bits::{BitReader, BitWriter, DecodeError};
 pub use quantize::{decode_angle, encode_angle, Quantizer};
+pub use schema::EncodeError;

@@ -24,7 +24,11 @@ impl Quantizer {
 
     /// The largest code, `2^bits - 1`.
     pub fn max_code(&self) -> u32 {
-        if self.bits >= 32 { u32::MAX } else { (1u32 << self.bits) - 1 }
+        if self.bits >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.bits) - 1
+        }
     }
 
     /// Largest representable value.
