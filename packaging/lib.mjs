@@ -240,11 +240,11 @@ export function staticServer(roots) {
   );
 }
 
-/** Debian's Chromium through the repository's own Playwright (only the driver comes from the repo). */
-export async function launchChromium() {
+/** Debian's Chromium (or `executablePath`) through the repository's own Playwright (only the driver comes from the repo). */
+export async function launchChromium(executablePath = CHROMIUM) {
   const require = createRequire(join(ROOT, 'e2e', 'package.json'));
   const { chromium } = require(require.resolve('playwright-core', { paths: [dirname(require.resolve('@playwright/test/package.json'))] }));
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
 
 /**

@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backendAllowed, loadOptions } from '../src/options.js';
+import { OPTION_HELP } from '../src/options-help.js';
+import { DEFAULTS, backendAllowed, envName, loadOptions } from '../src/options.js';
 
 const GOOD_SECRET = randomBytes(32).toString('base64url');
 
@@ -98,5 +99,39 @@ describe('relay options', () => {
     const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
     expect(loadOptions(['--wt-port', '-1', '--metrics-port', '-1', '--http-port', '0'], env)).toMatchObject({ wtPort: -1, metricsPort: -1, httpPort: 0 });
     expect(() => loadOptions(['--wt-port', '-2'], env)).toThrowError(/wtPort must be an integer in -1\.\.65535, got -2/);
+  });
+});
+
+describe('RICOCHET_RELAY_* variables', () => {
+  it('every option listed by --help reads its variable (a value other than its default)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-'));
+    const secretFile = join(dir, 'secret');
+    writeFileSync(secretFile, GOOD_SECRET);
+    // Options whose default is absent or which constrain each other get a value chosen here.
+    const chosen: Record<string, [raw: string, parsed: unknown]> = {
+      allowBackends: ['127.0.0.1:4000,10.0.0.0/8:*', ['127.0.0.1:4000', '10.0.0.0/8:*']],
+      trustedProxies: ['10.0.0.5, 10.0.1.0/24', ['10.0.0.5', '10.0.1.0/24']],
+      tokenSecretFile: [secretFile, secretFile],
+      certFile: ['/nonexistent/cert.pem', '/nonexistent/cert.pem'],
+      keyFile: ['/nonexistent/key.pem', '/nonexistent/key.pem'],
+      impairment: ['wifi', 'wifi'],
+      production: ['true', true], // impairment and testControl are refused with it: checked alone below
+    };
+    const keys = Object.keys(OPTION_HELP) as (keyof typeof OPTION_HELP)[];
+    const alone = new Set(['production', 'testControl']);
+    const env: Record<string, string> = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
+    const expected: Record<string, unknown> = {};
+    for (const k of keys) {
+      if (alone.has(k)) continue;
+      const d = (DEFAULTS as Record<string, unknown>)[k];
+      const [raw, parsed] = chosen[k] ?? (typeof d === 'number' ? [String(d + 1), d + 1] : typeof d === 'boolean' ? [String(!d), !d] : [`${String(d)}x`, `${String(d)}x`]);
+      env[envName(k)] = raw;
+      expected[k] = parsed;
+    }
+    expect(loadOptions([], env)).toMatchObject(expected);
+    for (const k of alone) expect(loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET, [envName(k)]: 'true' })[k as 'production']).toBe(true);
+    // The secret itself: only a variable or a file, never a flag.
+    expect(envName('tokenSecret')).toBe('RICOCHET_RELAY_TOKEN_SECRET');
+    expect(loadOptions([], { [envName('tokenSecretFile')]: secretFile }).tokenSecret).toBe(GOOD_SECRET);
   });
 });
