@@ -5,7 +5,8 @@ use wasm_bindgen::prelude::*;
 /// `set`: one export pair instead of a getter and setter per field, each of
 /// which costs glue JS and a wasm wrapper). Fields mirror
 /// `ricochet_core::Config` (see its docs for units and defaults); the SDK
-/// fills them from typed options (sdk/src/core-config.ts numbers them).
+/// fills them from typed options (their numbers reach the SDK through
+/// sdk/scripts/gen-codes.mjs).
 #[wasm_bindgen]
 #[derive(Clone)]
 pub struct ConfigInput {
@@ -17,8 +18,8 @@ pub struct ConfigInput {
     relay_key: Option<[u8; 32]>,
 }
 
-/// Field numbers of `ConfigInput::get`/`set`; keep in step with
-/// `FIELD` in sdk/src/core-config.ts.
+/// Field numbers of `ConfigInput::get`/`set`; sdk/scripts/gen-codes.mjs reads
+/// them from here (the SDK suite fails when its generated copy is stale).
 #[derive(Clone, Copy)]
 enum Field {
     MaxDatagramSize,

@@ -69,7 +69,8 @@ impl EventSlot {
     }
 }
 
-/// Stats flattened in a fixed order the SDK's `core.ts` reads by name.
+/// Stats flattened in a fixed order the SDK reads by name (its layout
+/// is generated into sdk/src/wasm-codes.ts by sdk/scripts/gen-codes.mjs).
 pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
     let mut v = vec![
         s.rtt_us as f64,

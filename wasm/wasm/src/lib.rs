@@ -2,8 +2,9 @@
 //!
 //! Bytes cross the boundary through buffers owned by each object and viewed
 //! from JS (`*_ptr()` + length): no allocation per datagram in the steady
-//! state. Time is a JS number of microseconds. The SDK's `src/core.ts` is the
-//! only caller; its public types are written there, not generated here.
+//! state. Time is a JS number of microseconds. The SDK is the only caller; its
+//! public types are written there, and its numeric codes (`src/wasm-codes.ts`)
+//! are generated from this crate's sources by `sdk/scripts/gen-codes.mjs`.
 
 mod client;
 mod config;
