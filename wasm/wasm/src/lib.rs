@@ -6,12 +6,14 @@
 //! public types are written there, and its numeric codes (`src/wasm-codes.ts`)
 //! are generated from this crate's sources by `sdk/scripts/gen-codes.mjs`.
 
+mod boundary;
 mod client;
 mod config;
 mod events;
 #[cfg(feature = "server")]
 mod server;
 
+pub(crate) use boundary::{deadline, micros, Scratch};
 pub use client::Client;
 pub use config::ConfigInput;
 #[cfg(feature = "server")]
@@ -31,37 +33,4 @@ pub fn protocol_version() -> u32 {
 #[wasm_bindgen(js_name = relayAttestKey)]
 pub fn relay_attest_key(token_secret: &str) -> Vec<u8> {
     ricochet_core::attest_key(token_secret.as_bytes()).to_vec()
-}
-
-/// JS numbers carry microseconds; negative or NaN become 0.
-pub(crate) fn micros(now: f64) -> u64 {
-    if now.is_finite() && now > 0.0 {
-        now as u64
-    } else {
-        0
-    }
-}
-
-/// A deadline as a JS number, -1 for none.
-pub(crate) fn deadline(t: Option<u64>) -> f64 {
-    t.map_or(-1.0, |t| t as f64)
-}
-
-/// A growable byte buffer JS writes into through a view.
-#[derive(Default)]
-pub(crate) struct Scratch {
-    pub bytes: Vec<u8>,
-}
-
-impl Scratch {
-    /// Ensure room for `len` bytes and return the buffer's address.
-    pub fn reserve(&mut self, len: usize) -> *mut u8 {
-        if self.bytes.len() < len {
-            self.bytes.resize(len, 0);
-        }
-        self.bytes.as_mut_ptr()
-    }
-    pub fn get(&self, len: usize) -> &[u8] {
-        &self.bytes[..len.min(self.bytes.len())]
-    }
 }
