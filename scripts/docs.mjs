@@ -37,6 +37,9 @@ function typedoc(dir, { name, entries }, check) {
     '--excludePrivate', '--excludeInternal',
     '--disableSources', // links to source lines would point into this checkout
     '--logLevel', 'Warn',
+    // TypeDoc's defaults plus the languages the READMEs use (the game layer's shows its Rust twin).
+    ...['bash', 'console', 'css', 'html', 'javascript', 'json', 'jsonc', 'json5', 'yaml', 'tsx', 'typescript', 'rust', 'sh']
+      .flatMap((l) => ['--highlightLanguages', l]),
     ...(check ? ['--treatWarningsAsErrors'] : []),
   ];
   run(process.execPath, [bin, ...args], { cwd: join(ROOT, dir) });
