@@ -20,9 +20,9 @@ const timings = [];
  * Runs a command with stdio inherited, except stdout which is teed so
  * `onLine` can see it. Rejects on non-zero exit.
  */
-function exec(cmd, args, { cwd = ROOT, onLine } = {}) {
+function exec(cmd, args, { cwd = ROOT, onLine, env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, stdio: ['ignore', onLine ? 'pipe' : 'inherit', 'inherit'] });
+    const child = spawn(cmd, args, { cwd, env: env && { ...process.env, ...env }, stdio: ['ignore', onLine ? 'pipe' : 'inherit', 'inherit'] });
     if (onLine) {
       let buf = '';
       child.stdout.on('data', (chunk) => {
@@ -61,6 +61,14 @@ async function main() {
 
   await step('cargo test', () =>
     exec('cargo', ['test', '--workspace', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')], { onLine: countCargoTests }),
+  );
+  // Scenario S4 on virtual time (wasm/sim/tests/soak.rs): the soak's traffic between the core's client and server over
+  // the simulator's lossy links, every message checked, memory judged flat; 8 h in about a minute, hence release mode (its checker and replay tests ran in `cargo test`).
+  await step('soak S4 on virtual time: 8 h through the simulator (cargo test --release)', () =>
+    exec('cargo', ['test', '--release', '-p', 'ricochet-sim', '--test', 'soak', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml'), '--', '--nocapture', 's4_soak'], {
+      onLine: countCargoTests,
+      env: { RICOCHET_SIM_SOAK_HOURS: process.env.RICOCHET_SIM_SOAK_HOURS ?? '8' },
+    }),
   );
 
   await step('sdk tests (vitest)', () => vitestIn('sdk'));
