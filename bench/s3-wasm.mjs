@@ -1,74 +1,152 @@
 // Scenario S3 in wasm inside Node: the same loop as wasm/core/examples/bench_s3.rs,
-// through the SDK's bindings (bytes copied through views into wasm memory,
-// time as a JS number). Prints one JSON line.
+// through the bindings as the SDK drives them (sdk/src/heap.ts, `CorePort`):
+// bytes copied through views into wasm memory, each core's input buffer
+// reserved once, a drain's datagrams and events taken a batch per boundary
+// call, time as a JS number. Prints one JSON line.
 //   node bench/s3-wasm.mjs [messages] [size] [perTick] [client module]
 // The client module is `ricochet_wasm` (the full module, Node's) or
 // `ricochet_client` (what browsers load); the server side is always the full
-// module, each in its own instance and memory.
+// module, each in its own instance and memory. RICOCHET_S3_WASM_DIR (an
+// absolute path) loads the modules from elsewhere than sdk/wasm (another
+// build, for a side-by-side run).
 import { readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
 const [messages = 1_000_000, size = 100, perTick = 1] = args.slice(0, 3).map(Number);
 const clientModule = args[3] ?? 'ricochet_wasm';
+const wasmDir = new URL(process.env.RICOCHET_S3_WASM_DIR ? `file://${process.env.RICOCHET_S3_WASM_DIR}/` : '../sdk/wasm/', import.meta.url);
+
+// The batch layout: BATCH in sdk/src/wasm-codes.ts (generated from wasm/wasm/src/batch.rs).
+const { RECORDS, HEADER_WORDS, TX_WORDS, EV_WORDS } = { RECORDS: 32, HEADER_WORDS: 1, TX_WORDS: 4, EV_WORDS: 8 };
+const TX_AT = HEADER_WORDS;
+const EV_AT = TX_AT + RECORDS * TX_WORDS;
 
 async function instance(name) {
-  const glue = await import(`../sdk/wasm/${name}.js`);
-  const { memory } = glue.initSync({ module: readFileSync(new URL(`../sdk/wasm/${name}_bg.wasm`, import.meta.url)) });
-  let heap = new Uint8Array(memory.buffer);
-  const mem = () => (heap.buffer === memory.buffer ? heap : (heap = new Uint8Array(memory.buffer)));
-  return { glue, mem };
+  const glue = await import(new URL(`${name}.js`, wasmDir).href);
+  const { memory } = glue.initSync({ module: readFileSync(new URL(`${name}_bg.wasm`, wasmDir)) });
+  // As the SDK's Heap: a grown memory detaches the old buffer, whose views
+  // then read undefined at any index (cheaper than testing memory.buffer).
+  const heap = { view: new Uint8Array(memory.buffer), words: new Uint32Array(memory.buffer) };
+  heap.fresh = () => {
+    if (heap.words[0] === undefined) {
+      heap.view = new Uint8Array(memory.buffer);
+      heap.words = new Uint32Array(memory.buffer);
+    }
+  };
+  return { glue, heap };
 }
 const full = await instance('ricochet_wasm');
 const side = clientModule === 'ricochet_wasm' ? full : await instance(clientModule);
 
+/** What the SDK's CorePort does, reduced to this loop's needs. */
+class Port {
+  constructor(core, { heap }) {
+    this.core = core;
+    this.heap = heap;
+    this.txView = this.txViewOf = null;
+    this.txViewPtr = 0;
+    this.table = core.tablePtr() >>> 2;
+    this.ioCap = 2048;
+    this.ioPtr = core.ioReserve(this.ioCap);
+    this.txAt = this.txEnd = this.evAt = this.evEnd = 0;
+    this.txShort = this.evShort = false;
+    this.txNow = -1;
+    this.txEpoch = this.evEpoch = 0;
+  }
+  writeIn(bytes) {
+    if (bytes.length > this.ioCap) this.ioPtr = this.core.ioReserve((this.ioCap = bytes.length));
+    this.heap.fresh();
+    this.heap.view.set(bytes, this.ioPtr);
+    return bytes.length;
+  }
+  nextDatagram(now) {
+    const heap = this.heap;
+    heap.fresh();
+    if (this.txAt >= this.txEnd) {
+      if (this.txShort && this.txNow === now && heap.words[this.table] === this.txEpoch) return null;
+      const n = this.core.transmit(now, RECORDS);
+      heap.fresh();
+      this.txAt = 0;
+      this.txEnd = n;
+      this.txShort = n < RECORDS;
+      this.txNow = now;
+      this.txEpoch = heap.words[this.table];
+      if (n === 0) return null;
+    }
+    const w = heap.words;
+    const r = this.table + TX_AT + this.txAt++ * TX_WORDS;
+    const ptr = w[r];
+    const len = w[r + 1];
+    let v = this.txView;
+    if (v === null || this.txViewPtr !== ptr || v.length !== len || this.txViewOf !== heap.view) {
+      v = this.txView = heap.view.subarray(ptr, ptr + len);
+      this.txViewOf = heap.view;
+      this.txViewPtr = ptr;
+    }
+    return v;
+  }
+  nextEvent() {
+    const heap = this.heap;
+    heap.fresh();
+    if (this.evAt >= this.evEnd) {
+      if (this.evShort && heap.words[this.table] === this.evEpoch) return 0;
+      const n = this.core.takeEvents(RECORDS);
+      heap.fresh();
+      this.evAt = 0;
+      this.evEnd = n;
+      this.evShort = n < RECORDS;
+      this.evEpoch = heap.words[this.table];
+      if (n === 0) return 0;
+    }
+    const w = heap.words;
+    const r = this.table + EV_AT + this.evAt++ * EV_WORDS;
+    this.evConn = w[r + 1];
+    return w[r];
+  }
+}
+
 const client = new side.glue.Client(new side.glue.ConfigInput(), 0, crypto.getRandomValues(new Uint8Array(20)), new Uint8Array(0));
 const server = new full.glue.Server(new full.glue.ConfigInput(), crypto.getRandomValues(new Uint8Array(32)));
-client.mem = side.mem;
-server.mem = full.mem;
-const mem = side.mem; // the client's memory, where sends are written
+const cp = new Port(client, side);
+const sp = new Port(server, full);
 
-function pass(from, to, now, serverSide) {
-  let bytes = 0;
-  let datagrams = 0;
-  for (let n = from.pollTransmit(now); n >= 0; n = from.pollTransmit(now)) {
-    const ptr = to.ioReserve(n);
-    const src = from.txPtr();
-    to.mem().set(from.mem().subarray(src, src + n), ptr);
-    to.handleDatagram(now, n);
-    bytes += n;
-    datagrams++;
+let bytes = 0;
+/** Hands every datagram due from one side to the other; returns how many. */
+function pass(to, fromPort, toPort, now) {
+  let n = 0;
+  for (let d = fromPort.nextDatagram(now); d !== null; d = fromPort.nextDatagram(now)) {
+    to.handleDatagram(now, toPort.writeIn(d));
+    bytes += d.length;
+    n++;
   }
-  return [bytes, datagrams];
+  return n;
 }
 
 let now = 0;
 while (client.state() !== 1) {
   now += 1000;
-  pass(client, server, now);
-  for (let k = server.pollEvent(); k !== 0; k = server.pollEvent()) if (k === 6) server.accept(now, server.eventConn());
-  pass(server, client, now);
-  while (client.pollEvent() !== 0);
+  pass(server, cp, sp, now);
+  for (let k = sp.nextEvent(); k !== 0; k = sp.nextEvent()) if (k === 6) server.accept(now, sp.evConn);
+  pass(client, sp, cp, now);
+  while (cp.nextEvent() !== 0);
 }
 
 const payload = new Uint8Array(size).fill(0xab);
-let sent = 0, delivered = 0, acked = 0, wire = 0, datagrams = 0;
+let sent = 0, delivered = 0, acked = 0, datagrams = 0;
+bytes = 0;
 const t0 = performance.now();
 while (acked < messages) {
   now += 100;
   for (let i = 0; i < perTick && sent < messages; i++) {
-    const ptr = client.ioReserve(size);
-    mem().set(payload, ptr);
-    if (client.send(now, 0, size) < 0) throw new Error('send refused');
+    if (client.send(now, 0, cp.writeIn(payload)) < 0) throw new Error('send refused');
     sent++;
   }
-  const [b1, d1] = pass(client, server, now);
-  wire += b1;
-  datagrams += d1;
-  for (let k = server.pollEvent(); k !== 0; k = server.pollEvent()) if (k === 2) delivered++;
+  datagrams += pass(server, cp, sp, now);
+  for (let k = sp.nextEvent(); k !== 0; k = sp.nextEvent()) if (k === 2) delivered++;
   const st = server.pollTimeout();
   if (st >= 0 && st <= now) server.handleTimeout(now);
-  wire += pass(server, client, now)[0];
-  for (let k = client.pollEvent(); k !== 0; k = client.pollEvent()) if (k === 3) acked++;
+  pass(client, sp, cp, now);
+  for (let k = cp.nextEvent(); k !== 0; k = cp.nextEvent()) if (k === 3) acked++;
   const ct = client.pollTimeout();
   if (ct >= 0 && ct <= now) client.handleTimeout(now);
 }
@@ -85,6 +163,6 @@ console.log(
     ns_per_message: +((seconds * 1e9) / messages).toFixed(1),
     messages_per_sec: Math.round(messages / seconds),
     datagrams,
-    wire_bytes_per_payload_byte: +(wire / (messages * size)).toFixed(4),
+    wire_bytes_per_payload_byte: +(bytes / (messages * size)).toFixed(4),
   }),
 );

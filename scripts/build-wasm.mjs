@@ -4,9 +4,11 @@
 //                    servers, tests, benchmarks, the server entries.
 //                    opt-level 3 + wasm-opt -O3: servers need throughput.
 //   ricochet_client  ricochet-wasm, the browser client only (cargo
-//                    --no-default-features): opt-level "s" + wasm-opt -Os:
-//                    download size matters more than the client's
-//                    per-message cost (see MODULES).
+//                    --no-default-features: no server, and no_std: a panic
+//                    traps unformatted, a size-class allocator instead of
+//                    dlmalloc, see wasm/wasm/src/lib.rs): opt-level "s" +
+//                    wasm-opt -Os: download size matters more than the
+//                    client's per-message cost (see MODULES).
 //   ricochet_sim     ricochet-sim-wasm, the network simulator (Link) alone:
 //                    loaded only by the simulator entry, so the two
 //                    production modules above carry no simulator.

@@ -28,6 +28,7 @@ export const SOURCES = {
   client: 'wasm/wasm/src/client.rs',
   server: 'wasm/wasm/src/server.rs',
   config: 'wasm/wasm/src/config.rs',
+  batch: 'wasm/wasm/src/batch.rs',
   sendError: 'wasm/core/src/error.rs',
   wire: 'wasm/core/src/wire.rs',
 };
@@ -142,7 +143,11 @@ function tables(read) {
   const channelStats = statsFields(block(statsBody, /for\s+c\s+in\s+&s\.channels\s*\{/, `${SOURCES.events}: stats_vec's channel loop`), /\bc\.(\w+)/g, `${SOURCES.events}: stats_vec channels`);
   if (stats.at(-1)?.[0] !== 'channels') fail(`${SOURCES.events}: stats_vec must end with the channel count (s.channels.len())`);
 
-  return { ev, closeKinds, sendResults, datagram, states, pathEvents, fields, channelKinds, stats, channelStats };
+  // The batch tables' layout: `pub const NAME: usize = <number>;` (values may repeat).
+  const batch = [...stripComments(read('batch')).matchAll(/pub const (\w+)\s*:\s*usize\s*=\s*(\d+)\s*;/g)].map((m) => [m[1], Number(m[2])]);
+  for (const name of ['RECORDS', 'HEADER_WORDS', 'TX_WORDS', 'EV_WORDS']) if (!batch.some(([n]) => n === name)) fail(`${SOURCES.batch}: pub const ${name}: usize not found`);
+
+  return { ev, closeKinds, sendResults, datagram, states, pathEvents, fields, channelKinds, stats, channelStats, batch };
 }
 
 const key = (k) => (/^[A-Za-z_$][\w$]*$/.test(String(k)) ? String(k) : typeof k === 'number' && k >= 0 ? String(k) : `'${k}'`);
@@ -167,10 +172,10 @@ export function generate(root = ROOT) {
 //
 // The numbers the wasm bindings (wasm/wasm) answer with and take, by name.
 
-/** Event kinds from \`pollEvent\` (${src('events')}). */
+/** Event kinds in \`takeEvents\` records (${src('events')}). */
 export const EV = ${obj(t.ev)} as const;
 
-/** Close kinds from \`eventCloseKind\`, by the \`CloseReason\` each stands for (${src('events')}). */
+/** Close kinds in a closed event's record, by the \`CloseReason\` each stands for (${src('events')}). */
 export const CLOSE_KINDS = ${obj(t.closeKinds)} as const;
 
 /** A negative \`send\` result and its error code (\`send_code\` in ${src('client')}, codes from \`SendError::code\` in ${src('sendError')}). */
@@ -196,6 +201,9 @@ export const STATS = ${obj(t.stats)} as const;
 
 /** Each channel's figures, after \`STATS\`: \`STATS.channels\` groups of this many (\`stats_vec\`). */
 export const CHANNEL_STATS = ${obj(t.channelStats)} as const;
+
+/** Layout of the tables \`transmit\` and \`takeEvents\` fill, in 32-bit words from \`tablePtr\` (${src('batch')}). */
+export const BATCH = ${obj(t.batch)} as const;
 `;
 }
 

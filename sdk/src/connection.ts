@@ -1,7 +1,7 @@
 // The client connection and its run loop: datagrams and timers in, then
 // drain the core's outputs (transmit, events, next timeout) in that order.
 import { realClock, type Clock } from './clock.js';
-import type { Heap } from './heap.js';
+import { CorePort } from './heap.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, reasonOf, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
 import { configuredDatagramSize, coreConfig, fecPreset } from './core-config.js';
@@ -10,7 +10,7 @@ import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
 import { clientWasm, type ClientGlue } from './wasm.js';
-import { CLIENT_STATE, CLOSE_KINDS, DATAGRAM, EV } from './wasm-codes.js';
+import { BATCH, CLIENT_STATE, CLOSE_KINDS, DATAGRAM, EV } from './wasm-codes.js';
 
 /**
  * How a connection ended: closed by this side or the peer, timed out idle or
@@ -113,8 +113,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private readonly retired: Transport[] = [];
   readonly channels: readonly ResolvedChannel<Name>[];
   private core: CoreClient | null;
-  /** Memory of the module `core` lives in. */
-  private readonly heap: Heap;
+  /** `core`'s input buffer and output batches, in the memory of its module. */
+  private readonly port: CorePort;
   private readonly clock: Clock;
   private cancelTimer: (() => void) | null = null;
   private flushQueued = false;
@@ -137,7 +137,6 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.clock = options.clock ?? realClock;
     this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const w = clientWasm();
-    this.heap = w.heap;
     const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true, transport.kind);
     this.dgramCap = configuredDatagramSize(cfg);
     this.fittedTo = transport.maxDatagramSize;
@@ -149,6 +148,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
       cfg.free();
     }
     this.connId = this.core.id();
+    this.port = new CorePort(w.heap, this.core);
     this.opened = new Promise((resolve, reject) => {
       this.once('open', () => resolve());
       this.once('close', (c) => {
@@ -225,7 +225,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
     const index = this.channelIndex(channel, data);
-    const len = this.heap.writeIn(core, data);
+    const len = this.port.writeIn(data);
     const r = core.send(this.clock.now(), index, len);
     if (r < 0) throw sendError(r, data);
     this.scheduleFlush();
@@ -284,7 +284,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private handleDatagram(d: Uint8Array): void {
     const core = this.core;
     if (core === null) return;
-    const len = this.heap.writeIn(core, d);
+    const len = this.port.writeIn(d);
     // Only a datagram the core took (0) shows the path alive: a forged or
     // unauthenticated one must neither hold off silence detection nor
     // prove a resumed transport.
@@ -336,13 +336,16 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     // WebTransport's maxDatagramSize can change under a live session.
     if (t !== null && t.maxDatagramSize !== this.fittedTo && !this.fitDatagramSize(t)) return;
     // No transport (reconnecting): messages wait in the core, as when a socket stalls.
+    // A transport that may refuse the next datagram is asked before each
+    // one; the others take a drain's datagrams a batch at a time.
+    const max = t?.canSend === undefined ? BATCH.RECORDS : 1;
     while (t !== null && (t.canSend?.() ?? true)) {
-      const n = core.pollTransmit(now);
-      if (n < 0) break;
-      t.send(this.heap.viewOut(core.txPtr(), n));
+      const d = this.port.nextDatagram(now, max);
+      if (d === null) break;
+      t.send(d);
     }
-    for (let kind = core.pollEvent(); kind !== EV.NONE; kind = this.core?.pollEvent() ?? EV.NONE) {
-      this.dispatch(core, kind);
+    for (let kind = this.port.nextEvent(); kind !== EV.NONE; kind = this.core === null ? EV.NONE : this.port.nextEvent()) {
+      this.dispatch(kind);
       if (this.core === null) return;
     }
     this.armTimer(core);
@@ -362,7 +365,9 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     else if (core.state() === CLIENT_STATE.DRAINED) this.dispose();
   }
 
-  private dispatch(core: CoreClient, kind: number): void {
+  /** One event, its details in the port's `ev*` fields (read before anything is emitted). */
+  private dispatch(kind: number): void {
+    const port = this.port;
     switch (kind) {
       case EV.CONNECTED:
         this._state = 'open';
@@ -371,22 +376,22 @@ export class Connection<Name extends string = string> extends Emitter<Connection
         this.emit('open', undefined);
         break;
       case EV.MESSAGE: {
-        const channel = core.eventChannel();
-        const data = this.heap.readOut(core.eventPtr(), core.eventLen());
+        const channel = port.evArg;
+        const data = port.eventBytes();
         const name = this.channels[channel]?.name;
         this.emit('message', name === undefined ? { channel, data } : { channel, channelName: name, data });
         break;
       }
       case EV.ACKED:
-        this.emit('acked', { id: core.eventId() });
+        this.emit('acked', { id: port.evWide });
         break;
       case EV.LOST:
-        this.emit('lost', { id: core.eventId() });
+        this.emit('lost', { id: port.evWide });
         break;
       case EV.CLOSED: {
-        const k = closeKindOf(core.eventCloseKind());
-        const reason = this.heap.readText(core.eventPtr(), core.eventLen());
-        this.finish({ kind: k, code: closeCode(k, reason, this.unheard), closeCode: core.eventCloseCode(), reason, relay: null });
+        const k = closeKindOf(port.evArg);
+        const reason = port.eventText();
+        this.finish({ kind: k, code: closeCode(k, reason, this.unheard), closeCode: port.evWide, reason, relay: null });
         break;
       }
     }

@@ -1,7 +1,7 @@
 // The server endpoint in JS: many connections over any transports, found by
 // connection ID. Replies go to the peer each connection last spoke from.
 import { realClock, type Clock } from './clock.js';
-import type { Heap } from './heap.js';
+import { CorePort } from './heap.js';
 import { closeKindOf, type CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, RicochetError, sendError, type ErrorCode } from './errors.js';
@@ -10,7 +10,7 @@ import { invalid, positive, resolveChannels, type FecPreset, type ResolvedChanne
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
 import { fullWasm, type FullGlue } from './wasm.js';
-import { EV, PATH_EVENT } from './wasm-codes.js';
+import { BATCH, EV, PATH_EVENT } from './wasm-codes.js';
 
 /** Where a connection's datagrams go: a socket, a WebSocket, an address. */
 export interface Peer {
@@ -121,8 +121,8 @@ const DISCONNECT_CODES: Record<string, ErrorCode> = {
  */
 export class Server<Name extends string = string> extends Emitter<ServerEvents<Name>> {
   private core: CoreServer | null;
-  /** Memory of the module `core` lives in. */
-  private readonly heap: Heap;
+  /** `core`'s input buffer and output batches, in the memory of its module. */
+  private readonly port: CorePort;
   private readonly clock: Clock;
   private readonly decide: NonNullable<ServerOptions['onConnectRequest']>;
   /** Where each live connection's datagrams last came from. */
@@ -153,7 +153,6 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
     const relayKey = relayKeyOption(options);
     this.relayed = relayKey !== null;
     const w = fullWasm('Server');
-    this.heap = w.heap;
     const cfg = coreConfig(w.glue, options, 65507, options.channels !== undefined);
     this.channels = options.channels === undefined ? null : resolveChannels(options.channels);
     if (this.channels) cfg.set(STRICT_CHANNELS, 1);
@@ -162,6 +161,7 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
       // WELCOME nonces derive from it: predictable ones would let a spoofed
       // address pass for validated.
       this.core = new w.glue.Server(cfg, globalThis.crypto.getRandomValues(new Uint8Array(32)));
+      this.port = new CorePort(w.heap, this.core);
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', String((e as Error).message ?? e));
     } finally {
@@ -190,7 +190,7 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
   handleDatagram(datagram: Uint8Array, peer: Peer): void {
     const core = this.core;
     if (core === null) return;
-    const id = core.handleDatagram(this.clock.now(), this.heap.writeIn(core, datagram));
+    const id = core.handleDatagram(this.clock.now(), this.port.writeIn(datagram));
     if (id !== 0) this.notePeer(core, id, peer, datagram.length);
     this.flush();
   }
@@ -212,7 +212,7 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
     const data = payloadBytes(payload);
     const core = this.core;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
-    const r = core.send(this.clock.now(), id, this.channelIndex(channel, data), this.heap.writeIn(core, data));
+    const r = core.send(this.clock.now(), id, this.channelIndex(channel, data), this.port.writeIn(data));
     if (r < 0) throw sendError(r, data);
     this.scheduleFlush();
     return r;
@@ -327,14 +327,14 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
       this.candidates.delete(id);
       if (ev === PATH_EVENT.VALIDATED && peer !== undefined) this.peers.set(id, peer);
     }
-    for (let n = core.pollTransmit(now); n >= 0; n = core.pollTransmit(now)) {
-      const id = core.txConn();
-      const d = this.heap.viewOut(core.txPtr(), n);
-      (core.txToCandidate() ? this.candidates.get(id) : (this.peers.get(id) ?? this.handshakes.get(id)))?.send(d);
+    const port = this.port;
+    for (let d = port.nextDatagram(now, BATCH.RECORDS); d !== null; d = port.nextDatagram(now, BATCH.RECORDS)) {
+      const id = port.txConn;
+      (port.txCandidate ? this.candidates.get(id) : (this.peers.get(id) ?? this.handshakes.get(id)))?.send(d);
       // A REJECT ends the handshake: a repeat of its HELLO notes the peer again.
       if (d[0] === PACKET_REJECT) this.handshakes.delete(id);
     }
-    for (let kind = core.pollEvent(); kind !== EV.NONE; kind = core.pollEvent()) {
+    for (let kind = port.nextEvent(); kind !== EV.NONE; kind = this.core === null ? EV.NONE : port.nextEvent()) {
       this.dispatch(core, kind);
       if (this.core === null) return;
     }
@@ -348,8 +348,10 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
     this.flush();
   }
 
+  /** One event, its details in the port's `ev*` fields (read before anything is emitted). */
   private dispatch(core: CoreServer, kind: number): void {
-    const id = core.eventConn();
+    const port = this.port;
+    const id = port.evConn;
     switch (kind) {
       case EV.CONNECT_REQUEST: {
         const claims = this.claims(id);
@@ -359,7 +361,7 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
           this.scheduleFlush();
           break;
         }
-        const verdict = this.decide({ id, payload: this.heap.readOut(core.eventPtr(), core.eventLen()), claims });
+        const verdict = this.decide({ id, payload: port.eventBytes(), claims });
         if (verdict === true) core.accept(this.clock.now(), id);
         else if (typeof verdict === 'string') core.reject(this.clock.now(), id, verdict);
         // The WELCOME/REJECT is queued now, after this flush's transmit pass.
@@ -375,27 +377,28 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
         break;
       }
       case EV.MESSAGE: {
-        const channel = core.eventChannel();
-        const data = this.heap.readOut(core.eventPtr(), core.eventLen());
+        const channel = port.evArg;
+        const data = port.eventBytes();
         const name = this.channels?.[channel]?.name;
         this.emit('message', name === undefined ? { id, channel, data } : { id, channel, channelName: name, data });
         break;
       }
       case EV.ACKED:
-        this.emit('acked', { id, messageId: core.eventId() });
+        this.emit('acked', { id, messageId: port.evWide });
         break;
       case EV.LOST:
-        this.emit('lost', { id, messageId: core.eventId() });
+        this.emit('lost', { id, messageId: port.evWide });
         break;
       case EV.CLOSED: {
-        const k = closeKindOf(core.eventCloseKind());
+        const k = closeKindOf(port.evArg);
         this.live.delete(id);
         this.peers.delete(id);
         this.handshakes.delete(id);
         this.candidates.delete(id);
         this.statsWindows.delete(id);
-        const reason = this.heap.readText(core.eventPtr(), core.eventLen());
-        this.emit('disconnect', { id, kind: k, code: DISCONNECT_CODES[k] ?? 'RICOCHET_ERR_CLOSED_LOCALLY', closeCode: core.eventCloseCode(), reason });
+        const reason = port.eventText();
+        const closeCode = port.evWide;
+        this.emit('disconnect', { id, kind: k, code: DISCONNECT_CODES[k] ?? 'RICOCHET_ERR_CLOSED_LOCALLY', closeCode, reason });
         break;
       }
     }

@@ -4,7 +4,7 @@
 //
 // The numbers the wasm bindings (wasm/wasm) answer with and take, by name.
 
-/** Event kinds from `pollEvent` (wasm/wasm/src/events.rs). */
+/** Event kinds in `takeEvents` records (wasm/wasm/src/events.rs). */
 export const EV = {
   NONE: 0,
   CONNECTED: 1,
@@ -15,7 +15,7 @@ export const EV = {
   CONNECT_REQUEST: 6,
 } as const;
 
-/** Close kinds from `eventCloseKind`, by the `CloseReason` each stands for (wasm/wasm/src/events.rs). */
+/** Close kinds in a closed event's record, by the `CloseReason` each stands for (wasm/wasm/src/events.rs). */
 export const CLOSE_KINDS = {
   1: 'local',
   2: 'peer',
@@ -130,4 +130,12 @@ export const CHANNEL_STATS = {
   messagesDelivered: 1,
   queuedMessages: 2,
   unackedMessages: 3,
+} as const;
+
+/** Layout of the tables `transmit` and `takeEvents` fill, in 32-bit words from `tablePtr` (wasm/wasm/src/batch.rs). */
+export const BATCH = {
+  RECORDS: 32,
+  HEADER_WORDS: 1,
+  TX_WORDS: 4,
+  EV_WORDS: 8,
 } as const;

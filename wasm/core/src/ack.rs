@@ -1,6 +1,7 @@
 //! Receiver side of packet acknowledgement: which packet numbers arrived,
 //! when an ACK is owed, and how it is encoded.
 
+use crate::prelude::*;
 use crate::wire::{varint_len, Writer, FRAME_ACK, MAX_ACK_RANGES};
 
 /// Ranges kept; older ones are forgotten (their packets count as duplicates

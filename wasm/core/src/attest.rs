@@ -7,6 +7,7 @@
 //! attestation seen on the wire cannot admit another connection or key.
 //! Pure functions: the relay, the server and the test vectors share them.
 
+use crate::prelude::*;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 

@@ -4,6 +4,7 @@
 //! The defaults are tuned for a 60 Hz game on links up to ~150 ms RTT.
 
 pub use crate::fec::FecConfig;
+use crate::prelude::*;
 pub use crate::wire::ChannelKind;
 use crate::wire::{MAX_CHANNELS, PROTOCOL_VERSION};
 
@@ -192,7 +193,7 @@ impl core::fmt::Display for ConfigError {
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl core::error::Error for ConfigError {}
 
 impl Config {
     /// Acknowledges within 1 ms, keeps the link warm every 250 ms and spends
@@ -232,58 +233,73 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |m: String| Err(ConfigError(m));
         if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {
-            return err(format!(
-                "channels: need 1..={MAX_CHANNELS}, got {}",
+            return err(msg![
+                "channels: need 1..=",
+                MAX_CHANNELS,
+                ", got ",
                 self.channels.len()
-            ));
+            ]);
         }
         if !(128..=MAX_DATAGRAM_SIZE).contains(&self.max_datagram_size) {
-            return err(format!(
-                "max_datagram_size: need 128..=65507 bytes, got {}",
+            return err(msg![
+                "max_datagram_size: need 128..=65507 bytes, got ",
                 self.max_datagram_size
-            ));
+            ]);
         }
         if self.min_datagram_size != 0
             && !(128..=self.max_datagram_size).contains(&self.min_datagram_size)
         {
-            return err(format!(
-                "min_datagram_size: need 0 or 128..={} bytes, got {}",
-                self.max_datagram_size, self.min_datagram_size
-            ));
+            return err(msg![
+                "min_datagram_size: need 0 or 128..=",
+                self.max_datagram_size,
+                " bytes, got ",
+                self.min_datagram_size
+            ]);
         }
         if self.max_message_size == 0 || self.max_message_size > (1 << 30) {
-            return err(format!(
-                "max_message_size: need 1..=1 GiB, got {}",
+            return err(msg![
+                "max_message_size: need 1..=1 GiB, got ",
                 self.max_message_size
-            ));
+            ]);
         }
         if self.send_buffer_bytes < self.max_message_size {
-            return err(format!(
-                "send_buffer_bytes ({}) must be at least max_message_size ({})",
-                self.send_buffer_bytes, self.max_message_size
-            ));
+            return err(msg![
+                "send_buffer_bytes (",
+                self.send_buffer_bytes,
+                ") must be at least max_message_size (",
+                self.max_message_size,
+                ")"
+            ]);
         }
         let reserve = crate::recv_budget::head_reserve(self.max_message_size);
         if self.recv_buffer_bytes < reserve {
-            return err(format!(
-                "recv_buffer_bytes ({}) must be at least {reserve} (head_reserve of max_message_size {})",
-                self.recv_buffer_bytes, self.max_message_size
-            ));
+            return err(msg![
+                "recv_buffer_bytes (",
+                self.recv_buffer_bytes,
+                ") must be at least ",
+                reserve,
+                " (head_reserve of max_message_size ",
+                self.max_message_size,
+                ")"
+            ]);
         }
         if !(1..=16384).contains(&self.reliable_window) {
-            return err(format!(
-                "reliable_window: need 1..=16384 messages, got {}",
+            return err(msg![
+                "reliable_window: need 1..=16384 messages, got ",
                 self.reliable_window
-            ));
+            ]);
         }
         if self.idle_timeout_us == 0 {
             return err("idle_timeout_us: must be above 0".into());
         }
         if self.keepalive_interval_us == 0 || self.keepalive_interval_us >= self.idle_timeout_us {
-            return err(format!(
-                "keepalive_interval_us ({}) must be above 0 and below idle_timeout_us ({})",
-                self.keepalive_interval_us, self.idle_timeout_us
-            ));
+            return err(msg![
+                "keepalive_interval_us (",
+                self.keepalive_interval_us,
+                ") must be above 0 and below idle_timeout_us (",
+                self.idle_timeout_us,
+                ")"
+            ]);
         }
         if self.handshake_resend_us == 0 || self.handshake_timeout_us == 0 {
             return err("handshake_resend_us and handshake_timeout_us: must be above 0".into());
@@ -295,20 +311,22 @@ impl Config {
             return err("packet_threshold: must be above 0".into());
         }
         if !(1..=255).contains(&self.ack_eliciting_threshold) {
-            return err(format!(
-                "ack_eliciting_threshold: need 1..=255 packets, got {}",
+            return err(msg![
+                "ack_eliciting_threshold: need 1..=255 packets, got ",
                 self.ack_eliciting_threshold
-            ));
+            ]);
         }
         if let Err(e) = self.fec.validate() {
             return err(e);
         }
         if self.max_handshake_payload + 64 > self.floor_datagram_size() {
-            return err(format!(
-                "max_handshake_payload ({}) must leave 64 bytes of min_datagram_size/max_datagram_size ({})",
+            return err(msg![
+                "max_handshake_payload (",
                 self.max_handshake_payload,
-                self.floor_datagram_size()
-            ));
+                ") must leave 64 bytes of min_datagram_size/max_datagram_size (",
+                self.floor_datagram_size(),
+                ")"
+            ]);
         }
         Ok(())
     }
@@ -380,16 +398,21 @@ impl ServerConfig {
             ));
         }
         if !(1..=MAX_CHANNELS).contains(&self.max_channels) {
-            return Err(ConfigError(format!(
-                "max_channels: need 1..={MAX_CHANNELS}, got {}",
+            return Err(ConfigError(msg![
+                "max_channels: need 1..=",
+                MAX_CHANNELS,
+                ", got ",
                 self.max_channels
-            )));
+            ]));
         }
         if self.recv_budget_bytes < self.connection.recv_buffer_bytes {
-            return Err(ConfigError(format!(
-                "recv_budget_bytes ({}) must be at least connection.recv_buffer_bytes ({})",
-                self.recv_budget_bytes, self.connection.recv_buffer_bytes
-            )));
+            return Err(ConfigError(msg![
+                "recv_budget_bytes (",
+                self.recv_budget_bytes,
+                ") must be at least connection.recv_buffer_bytes (",
+                self.connection.recv_buffer_bytes,
+                ")"
+            ]));
         }
         Ok(())
     }

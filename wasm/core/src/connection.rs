@@ -4,7 +4,8 @@
 //! timer table's upkeep in `timer.rs`, return routability in `amplify.rs`;
 //! this file handles inputs, timer expiry and events.
 
-use std::collections::VecDeque;
+use crate::prelude::*;
+use alloc::collections::VecDeque;
 
 use crate::ack::ReceivedPackets;
 use crate::amplify::AmpLimit;
@@ -117,11 +118,13 @@ impl Connection {
     ) -> Result<Connection, crate::ConfigError> {
         config.validate()?;
         if handshake.len() > config.max_handshake_payload {
-            return Err(crate::ConfigError(format!(
-                "handshake payload: {} bytes exceeds max_handshake_payload ({})",
+            return Err(crate::ConfigError(msg![
+                "handshake payload: ",
                 handshake.len(),
-                config.max_handshake_payload
-            )));
+                " bytes exceeds max_handshake_payload (",
+                config.max_handshake_payload,
+                ")"
+            ]));
         }
         let (conn_id, key) = auth::split_entropy(entropy);
         let channels = config.channels.clone();

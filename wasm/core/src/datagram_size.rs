@@ -20,6 +20,7 @@
 
 use crate::config::{ConfigError, MAX_DATAGRAM_SIZE};
 use crate::connection::{Connection, FRAGMENT_RESERVE};
+use crate::prelude::*;
 
 impl Connection {
     /// Set the largest datagram this side sends, bytes, from now on (the
@@ -33,7 +34,14 @@ impl Connection {
     pub fn set_max_datagram_size(&mut self, _now: u64, bytes: usize) -> Result<(), ConfigError> {
         let min = self.config.min_datagram_size;
         if !(min..=MAX_DATAGRAM_SIZE).contains(&bytes) {
-            return Err(ConfigError(format!("max_datagram_size: need {min}..={MAX_DATAGRAM_SIZE} bytes (min_datagram_size..), got {bytes}")));
+            return Err(ConfigError(msg![
+                "max_datagram_size: need ",
+                min,
+                "..=",
+                MAX_DATAGRAM_SIZE,
+                " bytes (min_datagram_size..), got ",
+                bytes
+            ]));
         }
         if bytes == self.config.max_datagram_size {
             return Ok(());

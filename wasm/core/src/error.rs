@@ -1,6 +1,8 @@
 //! Errors of commands. Network trouble is never an `Err`: it arrives as
 //! `Event::Closed`. A refused message is handed back inside the error.
 
+use crate::prelude::*;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SendError {
     /// The send buffer cannot take this message now; retry after acks drain it.
@@ -46,7 +48,7 @@ impl core::fmt::Display for SendError {
     }
 }
 
-impl std::error::Error for SendError {}
+impl core::error::Error for SendError {}
 
 /// Why a received datagram was dropped (it never changes connection state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! What a connection tells its host, drained with `poll_event`.
 
+use crate::prelude::*;
+
 /// Identifies a sent message in `Acked`/`Lost` receipts. Unique per connection,
 /// increasing from 1.
 pub type MessageId = u64;

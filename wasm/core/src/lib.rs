@@ -32,6 +32,114 @@
 // No input may make the core panic: no `unwrap` outside tests (an `expect`
 // states the invariant that makes it safe).
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// `no_std` + `alloc` without the `std` feature (the browser's client module:
+// no std panic machinery, whose handler keeps `core::fmt` alive); native
+// builds, the tests and the full wasm module keep std (default feature).
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+/// What std's prelude gives and `no_std` does not: every module that
+/// allocates starts with `use crate::prelude::*;`.
+mod prelude {
+    pub(crate) use crate::msg;
+    #[cfg(not(feature = "std"))]
+    pub(crate) use crate::no_std_float::F64Ext;
+    pub(crate) use alloc::boxed::Box;
+    pub(crate) use alloc::string::{String, ToString};
+    pub(crate) use alloc::vec;
+    pub(crate) use alloc::vec::Vec;
+}
+
+/// The two `f64` methods the core uses that only std has, for `no_std`
+/// builds: the same results, bit for bit, as std's (`round`: half away from
+/// zero; `powi`: compiler-builtins' `__powidf2`, which std's calls).
+#[cfg(any(test, not(feature = "std")))]
+mod no_std_float {
+    pub(crate) trait F64Ext {
+        fn round(self) -> f64;
+        fn powi(self, n: i32) -> f64;
+    }
+
+    impl F64Ext for f64 {
+        fn round(self) -> f64 {
+            // 2^52 and beyond (and infinities, NaN): already integral.
+            if self.is_nan() || self.abs() >= 4_503_599_627_370_496.0 {
+                return self;
+            }
+            let t = self as i64 as f64;
+            // Exact: x and trunc(x) share sign and exponent range.
+            let d = self - t;
+            if d >= 0.5 {
+                t + 1.0
+            } else if d <= -0.5 {
+                t - 1.0
+            } else {
+                // std gives -0.0 for (-0.5, -0.0]: keep the sign.
+                f64::from_bits(t.to_bits() | (self.to_bits() & (1 << 63)))
+            }
+        }
+
+        fn powi(self, n: i32) -> f64 {
+            let mut a = self;
+            let mut pow = n.unsigned_abs();
+            let mut mul = 1.0;
+            loop {
+                if pow & 1 != 0 {
+                    mul *= a;
+                }
+                pow >>= 1;
+                if pow == 0 {
+                    break;
+                }
+                a *= a;
+            }
+            if n < 0 {
+                1.0 / mul
+            } else {
+                mul
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::F64Ext;
+
+        #[test]
+        fn round_and_powi_match_std_bit_for_bit() {
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut values = std::vec![0.5, -0.5, 1.5, -2.5, 0.49999999999999994, -0.0, 1e300];
+            values.extend([
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                4503599627370495.5,
+            ]);
+            for _ in 0..100_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                values.push((x >> 11) as f64 / (1u64 << 53) as f64 * 131_072.0 - 65_536.0);
+                values.push(f64::from_bits(x));
+            }
+            for v in values {
+                let (a, b) = (F64Ext::round(v), v.round());
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "round({v})"
+                );
+                for k in [0, 1, 2, 7, 31, -3] {
+                    let (a, b) = (F64Ext::powi(v, k), v.powi(k));
+                    assert!(
+                        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                        "powi({v}, {k})"
+                    );
+                }
+            }
+        }
+    }
+}
 
 // The public modules are the wire level: the byte format (`wire`), packet
 // authentication (`auth`), relay attestations (`attest`), and the two pieces
@@ -62,6 +170,8 @@ mod sent;
 mod server;
 mod slab_map;
 mod stats;
+#[doc(hidden)]
+pub mod text;
 mod timer;
 pub mod wire;
 

@@ -8,6 +8,7 @@
 use crate::congestion::{AckEvent, LossEvent};
 use crate::connection::Connection;
 use crate::event::Event;
+use crate::prelude::*;
 use crate::send_channel::{Released, SendChannel};
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;

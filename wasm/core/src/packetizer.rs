@@ -8,6 +8,7 @@ use crate::connection::{Connection, Side, State};
 use crate::fec::encoder::PROTECTED_RESERVE;
 use crate::fec::loss_meter;
 use crate::pn_bound::PnRoom;
+use crate::prelude::*;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};

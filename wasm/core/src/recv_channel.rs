@@ -1,7 +1,8 @@
 //! Receiver half of one channel: duplicate suppression, ordering, staleness
 //! and fragment reassembly, per the channel's kind.
 
-use std::collections::VecDeque;
+use crate::prelude::*;
+use alloc::collections::VecDeque;
 
 use crate::event::Event;
 use crate::slab_map::SlabMap;

@@ -1,7 +1,8 @@
 //! Sender half of one channel: queued and unacknowledged messages, indexed by
 //! channel sequence number, with per-fragment acknowledgement.
 
-use std::collections::VecDeque;
+use crate::prelude::*;
+use alloc::collections::VecDeque;
 
 use crate::config::ChannelConfig;
 use crate::event::MessageId;

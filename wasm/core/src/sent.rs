@@ -1,7 +1,8 @@
 //! Sender side of packet acknowledgement: ack-eliciting packets in flight,
 //! what each carried, and time/packet-threshold loss detection (RFC 9002 §6).
 
-use std::collections::VecDeque;
+use crate::prelude::*;
+use alloc::collections::VecDeque;
 
 use crate::congestion::DeliveryStamp;
 

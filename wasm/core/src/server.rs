@@ -2,8 +2,9 @@
 //! by address), turns HELLOs into connect requests the application accepts
 //! or rejects, and multiplexes every connection's output.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use crate::prelude::*;
+use alloc::collections::{BinaryHeap, VecDeque};
+use core::cmp::Reverse;
 
 use crate::attest::{unwrap_unverified, verify_attestation, NOT_ADMITTED};
 use crate::auth::{ct_eq, server_nonce, Direction, ServerSecret, SessionKey, TagKey};
@@ -201,8 +202,12 @@ impl Server {
             return Ok(conn_id);
         }
         if version != PROTOCOL_VERSION {
-            let reason =
-                format!("unsupported protocol version {version}; server speaks {PROTOCOL_VERSION}");
+            let reason = msg![
+                "unsupported protocol version ",
+                version,
+                "; server speaks ",
+                PROTOCOL_VERSION
+            ];
             self.reject_new(now, conn_id, key, hello_len, reason);
             return Ok(conn_id);
         }
@@ -697,5 +702,5 @@ fn layout_differs(layout: &[crate::config::ChannelConfig]) -> String {
             Unreliable => "unreliable",
         })
         .collect();
-    format!("channel layout differs: server has {}", names.join(", "))
+    msg!["channel layout differs: server has ", names.join(", ")]
 }

@@ -4,7 +4,8 @@
 //! holds the values densely in a Vec, so only a little slot code is per
 //! value type. Operations stay O(log n); iteration is in key order.
 
-use std::collections::BTreeMap;
+use crate::prelude::*;
+use alloc::collections::BTreeMap;
 
 pub(crate) struct SlabMap<K, V> {
     index: BTreeMap<u64, u32>,

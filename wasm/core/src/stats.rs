@@ -1,5 +1,7 @@
 //! Connection statistics, read with `Connection::stats`.
 
+use crate::prelude::*;
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChannelStats {
     pub messages_sent: u64,

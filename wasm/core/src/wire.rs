@@ -6,6 +6,7 @@
 //! rather than overflowing.
 
 use crate::auth::{Nonce, SessionKey, KEY_LEN, NONCE_LEN, TAG_LEN};
+use crate::prelude::*;
 
 /// Protocol version carried in HELLO, WELCOME and REJECT.
 pub const PROTOCOL_VERSION: u16 = 3;

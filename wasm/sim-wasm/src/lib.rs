@@ -9,6 +9,8 @@
 
 // One copy of the boundary helpers for both bindings crates; a dependency on
 // ricochet-wasm would link its exports into the simulator's module.
+extern crate alloc;
+
 #[path = "../../wasm/src/boundary.rs"]
 mod boundary;
 mod link;

@@ -2,6 +2,8 @@
 //! simulator's, wasm/sim-wasm, includes this file by path): time as a JS
 //! number of microseconds, deadlines, and the byte buffer JS writes into.
 
+use alloc::vec::Vec;
+
 /// JS numbers carry microseconds; negative or NaN become 0.
 pub(crate) fn micros(now: f64) -> u64 {
     if now.is_finite() && now > 0.0 {

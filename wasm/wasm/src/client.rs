@@ -1,8 +1,10 @@
+use crate::prelude::*;
 use ricochet_core::{Connection, DropReason, SendError, State, CLIENT_ENTROPY_LEN};
 use wasm_bindgen::prelude::*;
 
+use crate::batch::Batch;
 use crate::config::ConfigInput;
-use crate::events::{event_getters, stats_vec, EventSlot, NONE};
+use crate::events::stats_vec;
 use crate::{deadline, micros, Scratch};
 
 /// A client connection (see `ricochet_core::Connection`).
@@ -10,8 +12,10 @@ use crate::{deadline, micros, Scratch};
 pub struct Client {
     conn: Connection,
     io: Scratch,
-    tx: Vec<u8>,
-    ev: EventSlot,
+    /// Room `transmit` gives each datagram (the config's, or more after
+    /// `setMaxDatagramSize`).
+    mds: usize,
+    batch: Batch,
 }
 
 pub(crate) fn drop_code(r: Result<(), DropReason>) -> u32 {
@@ -51,20 +55,23 @@ impl Client {
         handshake: &[u8],
     ) -> Result<Client, JsError> {
         let entropy: &[u8; CLIENT_ENTROPY_LEN] = entropy.try_into().map_err(|_| {
-            JsError::new(&format!(
-                "entropy: {} bytes, need {CLIENT_ENTROPY_LEN}",
-                entropy.len()
-            ))
+            JsError::new(&ricochet_core::msg![
+                "entropy: ",
+                entropy.len(),
+                " bytes, need ",
+                CLIENT_ENTROPY_LEN
+            ])
         })?;
         let cfg = config.to_config();
-        let tx = vec![0; cfg.max_datagram_size];
+        let mds = cfg.max_datagram_size;
         let conn = Connection::client(cfg, micros(now), entropy, handshake)
-            .map_err(|e| JsError::new(&e.to_string()))?;
+            // ConfigError's Display, without core::fmt (see core's text.rs).
+            .map_err(|e| JsError::new(&ricochet_core::msg!["invalid config: ", e.0]))?;
         Ok(Client {
             conn,
             io: Scratch::default(),
-            tx,
-            ev: EventSlot::default(),
+            mds,
+            batch: Batch::default(),
         })
     }
 
@@ -81,17 +88,20 @@ impl Client {
     /// number too far ahead).
     #[wasm_bindgen(js_name = handleDatagram)]
     pub fn handle_datagram(&mut self, now: f64, len: usize) -> u32 {
+        self.batch.touch();
         drop_code(self.conn.handle_datagram(micros(now), self.io.get(len)))
     }
 
     #[wasm_bindgen(js_name = handleTimeout)]
     pub fn handle_timeout(&mut self, now: f64) {
+        self.batch.touch();
         self.conn.handle_timeout(micros(now));
     }
 
     /// The run loop moved the connection onto a new transport.
     #[wasm_bindgen(js_name = handlePathChange)]
     pub fn handle_path_change(&mut self, now: f64) {
+        self.batch.touch();
         self.conn.handle_path_change(micros(now));
     }
 
@@ -99,44 +109,49 @@ impl Client {
     /// False (nothing changed) below the config's `min_datagram_size`.
     #[wasm_bindgen(js_name = setMaxDatagramSize)]
     pub fn set_max_datagram_size(&mut self, now: f64, bytes: usize) -> bool {
+        self.batch.touch();
         let ok = self.conn.set_max_datagram_size(micros(now), bytes).is_ok();
-        if ok && self.tx.len() < bytes {
-            self.tx.resize(bytes, 0);
+        if ok {
+            self.mds = self.mds.max(bytes);
         }
         ok
     }
 
     /// Send the message already written at `ioReserve`.
     pub fn send(&mut self, now: f64, channel: u8, len: usize) -> f64 {
+        self.batch.touch();
         let data = self.io.get(len).to_vec();
         send_code(self.conn.send(micros(now), channel, data))
     }
 
     pub fn close(&mut self, now: f64, code: f64, reason: &str) {
+        self.batch.touch();
         self.conn.close(micros(now), code as u64, reason);
     }
 
-    /// Length of the next datagram (at `txPtr`), or -1 when none is due.
-    #[wasm_bindgen(js_name = pollTransmit)]
-    pub fn poll_transmit(&mut self, now: f64) -> i32 {
-        self.conn
-            .poll_transmit(micros(now), &mut self.tx)
-            .map_or(-1, |n| n as i32)
+    /// Up to `max` datagrams due now (`poll_transmit` until none is), one
+    /// record each in the table at `tablePtr` (see `batch.rs`). Returns
+    /// how many; fewer than `max` means none is left.
+    pub fn transmit(&mut self, now: f64, max: usize) -> u32 {
+        let (conn, now) = (&mut self.conn, micros(now));
+        self.batch.transmit(max, self.mds, |buf| {
+            conn.poll_transmit(now, buf).map(|n| (n, 0, false))
+        })
     }
 
-    #[wasm_bindgen(js_name = txPtr)]
-    pub fn tx_ptr(&self) -> usize {
-        self.tx.as_ptr() as usize
+    /// Up to `max` events (kinds as `EV` in the SDK's wasm-codes.ts), one
+    /// record each in the table at `tablePtr`; their bytes stay valid
+    /// until the next call. Fewer than `max` means none is left.
+    #[wasm_bindgen(js_name = takeEvents)]
+    pub fn take_events(&mut self, max: usize) -> u32 {
+        let conn = &mut self.conn;
+        self.batch.events(max, || conn.poll_event().map(|e| (0, e)))
     }
 
-    /// Next event's kind (0 none, 1 connected, 2 message, 3 acked, 4 lost,
-    /// 5 closed); details via the `event*` getters.
-    #[wasm_bindgen(js_name = pollEvent)]
-    pub fn poll_event(&mut self) -> u32 {
-        match self.conn.poll_event() {
-            Some(ev) => self.ev.store(ev),
-            None => NONE,
-        }
+    /// Address of the batch tables (fixed for the object's life).
+    #[wasm_bindgen(js_name = tablePtr)]
+    pub fn table_ptr(&self) -> usize {
+        self.batch.table_ptr()
     }
 
     /// Next deadline in µs, or -1.
@@ -153,6 +168,7 @@ impl Client {
     /// 3 thrifty; `budget` > 0 overrides the preset's.
     #[wasm_bindgen(js_name = setFec)]
     pub fn set_fec(&mut self, preset: u8, budget: f64) -> Result<(), JsError> {
+        self.batch.touch();
         self.conn
             .set_fec(crate::config::fec_config(preset, budget))
             .map_err(|e| JsError::new(&e.0))
@@ -181,5 +197,3 @@ impl Client {
             .map_or_else(String::new, |(t, at)| format!("{t:?} at {at}"))
     }
 }
-
-event_getters!(Client);

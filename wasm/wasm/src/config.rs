@@ -1,3 +1,4 @@
+use crate::prelude::*;
 use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, FecConfig, ServerConfig};
 use wasm_bindgen::prelude::*;
 

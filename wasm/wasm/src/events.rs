@@ -1,8 +1,11 @@
-//! Events flattened for JS: a kind code from `poll_event`, details through
-//! getters, bytes (message data, reason text) in the event buffer.
+//! Events flattened for JS: a kind code and details per record of a
+//! `takeEvents` batch (see `batch.rs`); the stats vector.
 
+use crate::prelude::*;
 use ricochet_core::{CloseReason, Event};
 
+/// No event: the SDK's `EV.NONE` (a record never carries it).
+#[allow(dead_code)]
 pub const NONE: u32 = 0;
 pub const CONNECTED: u32 = 1;
 pub const MESSAGE: u32 = 2;
@@ -18,53 +21,26 @@ pub const CLOSE_IDLE: u32 = 3;
 pub const CLOSE_HANDSHAKE_TIMEOUT: u32 = 4;
 pub const CLOSE_REJECTED: u32 = 5;
 
-/// The last polled event's details.
-#[derive(Default)]
-pub struct EventSlot {
-    pub channel: u32,
-    pub id: f64,
-    pub close_kind: u32,
-    pub close_code: f64,
-    pub bytes: Vec<u8>,
-}
-
-impl EventSlot {
-    /// Store `ev` and return its kind code.
-    pub fn store(&mut self, ev: Event) -> u32 {
-        self.bytes.clear();
-        match ev {
-            Event::Connected => CONNECTED,
-            Event::Message { channel, data } => {
-                self.channel = channel as u32;
-                // Hand over the message's own buffer: no copy in wasm.
-                self.bytes = data;
-                MESSAGE
-            }
-            Event::Acked(id) => {
-                self.id = id as f64;
-                ACKED
-            }
-            Event::Lost(id) => {
-                self.id = id as f64;
-                LOST
-            }
-            Event::ConnectRequest { payload } => {
-                self.bytes = payload;
-                CONNECT_REQUEST
-            }
-            Event::Closed(reason) => {
-                let (kind, code, text) = match reason {
-                    CloseReason::Local { code, reason } => (CLOSE_LOCAL, code, reason),
-                    CloseReason::Peer { code, reason } => (CLOSE_PEER, code, reason),
-                    CloseReason::IdleTimeout => (CLOSE_IDLE, 0, String::new()),
-                    CloseReason::HandshakeTimeout => (CLOSE_HANDSHAKE_TIMEOUT, 0, String::new()),
-                    CloseReason::Rejected { reason } => (CLOSE_REJECTED, 0, reason),
-                };
-                self.close_kind = kind;
-                self.close_code = code as f64;
-                self.bytes = text.into_bytes();
-                CLOSED
-            }
+/// An event flattened for a batch record (see `batch.rs`): its kind code,
+/// its channel or close kind, its bytes (message data, connect payload or
+/// close reason: the event's own buffer, not a copy) and its message ID or
+/// close code.
+pub fn store(ev: Event) -> (u32, u32, Vec<u8>, u64) {
+    match ev {
+        Event::Connected => (CONNECTED, 0, Vec::new(), 0),
+        Event::Message { channel, data } => (MESSAGE, channel as u32, data, 0),
+        Event::Acked(id) => (ACKED, 0, Vec::new(), id),
+        Event::Lost(id) => (LOST, 0, Vec::new(), id),
+        Event::ConnectRequest { payload } => (CONNECT_REQUEST, 0, payload, 0),
+        Event::Closed(reason) => {
+            let (kind, code, text) = match reason {
+                CloseReason::Local { code, reason } => (CLOSE_LOCAL, code, reason),
+                CloseReason::Peer { code, reason } => (CLOSE_PEER, code, reason),
+                CloseReason::IdleTimeout => (CLOSE_IDLE, 0, String::new()),
+                CloseReason::HandshakeTimeout => (CLOSE_HANDSHAKE_TIMEOUT, 0, String::new()),
+                CloseReason::Rejected { reason } => (CLOSE_REJECTED, 0, reason),
+            };
+            (CLOSED, kind, text.into_bytes(), code)
         }
     }
 }
@@ -116,38 +92,3 @@ pub fn stats_vec(s: &ricochet_core::Stats) -> Vec<f64> {
     }
     v
 }
-
-/// The `event*` getters, identical on `Client` and `Server` (each keeps its
-/// last polled event in a field named `ev`).
-macro_rules! event_getters {
-    ($ty:ident) => {
-        #[wasm_bindgen]
-        impl $ty {
-            #[wasm_bindgen(js_name = eventChannel)]
-            pub fn event_channel(&self) -> u32 {
-                self.ev.channel
-            }
-            #[wasm_bindgen(js_name = eventId)]
-            pub fn event_id(&self) -> f64 {
-                self.ev.id
-            }
-            #[wasm_bindgen(js_name = eventCloseKind)]
-            pub fn event_close_kind(&self) -> u32 {
-                self.ev.close_kind
-            }
-            #[wasm_bindgen(js_name = eventCloseCode)]
-            pub fn event_close_code(&self) -> f64 {
-                self.ev.close_code
-            }
-            #[wasm_bindgen(js_name = eventPtr)]
-            pub fn event_ptr(&self) -> usize {
-                self.ev.bytes.as_ptr() as usize
-            }
-            #[wasm_bindgen(js_name = eventLen)]
-            pub fn event_len(&self) -> usize {
-                self.ev.bytes.len()
-            }
-        }
-    };
-}
-pub(crate) use event_getters;

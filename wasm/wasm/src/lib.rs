@@ -6,6 +6,36 @@
 //! public types are written there, and its numeric codes (`src/wasm-codes.ts`)
 //! are generated from this crate's sources by `sdk/scripts/gen-codes.mjs`.
 
+// The client build (no `std` feature) is `no_std`: see `Cargo.toml`.
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+/// What std's prelude gives and `no_std` does not.
+mod prelude {
+    #[cfg(feature = "debug")]
+    pub(crate) use alloc::format;
+    pub(crate) use alloc::string::String;
+    pub(crate) use alloc::vec;
+    pub(crate) use alloc::vec::Vec;
+}
+
+/// A panic (a bug: no input makes the core panic) traps, as std's handler
+/// does with `panic = "abort"`, without formatting its message: formatting
+/// keeps `core::fmt` in the module. JS sees a `RuntimeError: unreachable`.
+#[cfg(all(not(feature = "std"), target_arch = "wasm32"))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+#[cfg(all(not(feature = "std"), target_arch = "wasm32"))]
+mod class_alloc;
+#[cfg(all(not(feature = "std"), target_arch = "wasm32"))]
+#[global_allocator]
+static ALLOC: class_alloc::ClassAlloc = class_alloc::ClassAlloc::new();
+
+mod batch;
 mod boundary;
 mod client;
 mod config;

@@ -1,9 +1,10 @@
 use ricochet_core::Server as CoreServer;
 use wasm_bindgen::prelude::*;
 
+use crate::batch::Batch;
 use crate::client::{drop_code, send_code};
 use crate::config::ConfigInput;
-use crate::events::{event_getters, stats_vec, EventSlot, NONE};
+use crate::events::stats_vec;
 use crate::{deadline, micros, Scratch};
 
 /// A server endpoint (see `ricochet_core::Server`). Connections are named by
@@ -12,10 +13,9 @@ use crate::{deadline, micros, Scratch};
 pub struct Server {
     server: CoreServer,
     io: Scratch,
-    tx: Vec<u8>,
-    tx_conn: u32,
-    ev: EventSlot,
-    ev_conn: u32,
+    /// Room `transmit` gives each datagram (the config's).
+    mds: usize,
+    batch: Batch,
     last_drop: u32,
     path_conn: u32,
 }
@@ -27,7 +27,7 @@ impl Server {
     #[wasm_bindgen(constructor)]
     pub fn new(config: &ConfigInput, secret: &[u8]) -> Result<Server, JsError> {
         let cfg = config.to_server_config();
-        let tx = vec![0; cfg.connection.max_datagram_size];
+        let mds = cfg.connection.max_datagram_size;
         let secret: &ricochet_core::ServerSecret = secret
             .try_into()
             .map_err(|_| JsError::new("server secret: expected 32 bytes"))?;
@@ -35,10 +35,8 @@ impl Server {
         Ok(Server {
             server,
             io: Scratch::default(),
-            tx,
-            tx_conn: 0,
-            ev: EventSlot::default(),
-            ev_conn: 0,
+            mds,
+            batch: Batch::default(),
             last_drop: 0,
             path_conn: 0,
         })
@@ -53,6 +51,7 @@ impl Server {
     /// if it was dropped (`lastDrop` says why).
     #[wasm_bindgen(js_name = handleDatagram)]
     pub fn handle_datagram(&mut self, now: f64, len: usize) -> u32 {
+        self.batch.touch();
         let r = self.server.handle_datagram(micros(now), self.io.get(len));
         match r {
             Ok(id) => {
@@ -74,62 +73,56 @@ impl Server {
 
     #[wasm_bindgen(js_name = handleTimeout)]
     pub fn handle_timeout(&mut self, now: f64) {
+        self.batch.touch();
         self.server.handle_timeout(micros(now));
     }
 
     pub fn accept(&mut self, now: f64, conn: u32) -> bool {
+        self.batch.touch();
         self.server.accept(micros(now), conn)
     }
 
     pub fn reject(&mut self, now: f64, conn: u32, reason: &str) -> bool {
+        self.batch.touch();
         self.server.reject(micros(now), conn, reason)
     }
 
     /// Send the message written at `ioReserve` on one connection.
     pub fn send(&mut self, now: f64, conn: u32, channel: u8, len: usize) -> f64 {
+        self.batch.touch();
         let data = self.io.get(len).to_vec();
         send_code(self.server.send(micros(now), conn, channel, data))
     }
 
     pub fn close(&mut self, now: f64, conn: u32, code: f64, reason: &str) {
+        self.batch.touch();
         self.server.close(micros(now), conn, code as u64, reason);
     }
 
-    /// Length of the next datagram (at `txPtr`, for connection `txConn`), or -1.
-    #[wasm_bindgen(js_name = pollTransmit)]
-    pub fn poll_transmit(&mut self, now: f64) -> i32 {
-        match self.server.poll_transmit(micros(now), &mut self.tx) {
-            Some((conn, n)) => {
-                self.tx_conn = conn;
-                n as i32
-            }
-            None => -1,
-        }
-    }
-    #[wasm_bindgen(js_name = txPtr)]
-    pub fn tx_ptr(&self) -> usize {
-        self.tx.as_ptr() as usize
-    }
-    #[wasm_bindgen(js_name = txConn)]
-    pub fn tx_conn(&self) -> u32 {
-        self.tx_conn
+    /// Up to `max` datagrams due now, one record each (with its connection
+    /// and whether it goes to the candidate address) in the table at
+    /// `tablePtr` (see `batch.rs`). Returns how many; fewer than `max` means
+    /// none is left.
+    pub fn transmit(&mut self, now: f64, max: usize) -> u32 {
+        let (server, now) = (&mut self.server, micros(now));
+        self.batch.transmit(max, self.mds, |buf| {
+            let (conn, n) = server.poll_transmit(now, buf)?;
+            Some((n, conn, server.transmit_to_candidate()))
+        })
     }
 
-    /// Next event's kind (as `Client.pollEvent`, plus 6 connect request);
-    /// `eventConn` names its connection.
-    #[wasm_bindgen(js_name = pollEvent)]
-    pub fn poll_event(&mut self) -> u32 {
-        match self.server.poll_event() {
-            Some((conn, ev)) => {
-                self.ev_conn = conn;
-                self.ev.store(ev)
-            }
-            None => NONE,
-        }
+    /// Up to `max` events (as `Client.takeEvents`, plus 6 connect request),
+    /// each record naming its connection.
+    #[wasm_bindgen(js_name = takeEvents)]
+    pub fn take_events(&mut self, max: usize) -> u32 {
+        let server = &mut self.server;
+        self.batch.events(max, || server.poll_event())
     }
-    #[wasm_bindgen(js_name = eventConn)]
-    pub fn event_conn(&self) -> u32 {
-        self.ev_conn
+
+    /// Address of the batch tables (fixed for the object's life).
+    #[wasm_bindgen(js_name = tablePtr)]
+    pub fn table_ptr(&self) -> usize {
+        self.batch.table_ptr()
     }
 
     /// The relay-verified claims (UTF-8 JSON) of a pending connect request
@@ -154,6 +147,7 @@ impl Server {
     /// Switch FEC for one connection (see `Client::set_fec`); false if unknown.
     #[wasm_bindgen(js_name = setFec)]
     pub fn set_fec(&mut self, conn: u32, preset: u8, budget: f64) -> Result<bool, JsError> {
+        self.batch.touch();
         let fec = crate::config::fec_config(preset, budget);
         match self.server.with_conn(conn, |c| c.set_fec(fec)) {
             None => Ok(false),
@@ -167,25 +161,22 @@ impl Server {
     /// false, move to it at once.
     #[wasm_bindgen(js_name = pathChanged)]
     pub fn path_changed(&mut self, now: f64, conn: u32, len: usize) -> bool {
+        self.batch.touch();
         self.server.path_changed(micros(now), conn, len)
     }
 
     /// Another accepted datagram of `len` bytes came from the candidate.
     #[wasm_bindgen(js_name = candidateDatagram)]
     pub fn candidate_datagram(&mut self, conn: u32, len: usize) {
+        self.batch.touch();
         self.server.candidate_datagram(conn, len);
-    }
-
-    /// The datagram of the last `pollTransmit` goes to the candidate address.
-    #[wasm_bindgen(js_name = txToCandidate)]
-    pub fn tx_to_candidate(&self) -> bool {
-        self.server.transmit_to_candidate()
     }
 
     /// Next candidate outcome: 0 none, 1 validated (move to it), 2 abandoned
     /// (forget it); `pathEventConn` names the connection.
     #[wasm_bindgen(js_name = pollPathEvent)]
     pub fn poll_path_event(&mut self) -> u32 {
+        self.batch.touch();
         match self.server.poll_path_event() {
             Some((conn, ev)) => {
                 self.path_conn = conn;
@@ -207,5 +198,3 @@ impl Server {
         self.server.connection_count() as u32
     }
 }
-
-event_getters!(Server);

@@ -185,7 +185,7 @@ mod tests {
     fn steady_flight_measures_the_ack_rate() {
         // 1000-byte packets every 1 ms, each acked 10 ms later: 1 MB/s.
         let mut d = DeliveryRate::default();
-        let mut flight = std::collections::VecDeque::new();
+        let mut flight = alloc::collections::VecDeque::new();
         let mut last = None;
         for i in 0..100u64 {
             let now = i * 1_000;

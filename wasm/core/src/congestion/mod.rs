@@ -26,6 +26,7 @@ pub use pacer::Pacer;
 pub use unlimited::Unlimited;
 
 use crate::config::CongestionKind;
+use crate::prelude::*;
 use crate::rtt::RttEstimator;
 
 /// One ACK frame's effect, after every newly acknowledged packet was removed.

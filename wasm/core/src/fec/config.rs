@@ -1,6 +1,8 @@
 //! FEC settings: a plain struct with units and defaults, and named presets
 //! that state the trade-off they make (latency bought with wire bytes).
 
+use crate::prelude::*;
+
 /// How this side spends repair bytes on its outgoing packets. Receivers
 /// always decode repair, whatever their own setting.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,28 +80,25 @@ impl FecConfig {
     /// formatting would add ~30 KB to the wasm).
     pub fn validate(&self) -> Result<(), String> {
         if !(0.01..=2.0).contains(&self.budget) {
-            return Err(format!(
-                "fec.budget: need 0.01..=2.0 repair bytes per protected byte, got {}",
+            return Err(msg![
+                "fec.budget: need 0.01..=2.0 repair bytes per protected byte, got ",
                 milli(self.budget)
-            ));
+            ]);
         }
         if !(0.0..1.0).contains(&self.target_residual_loss) {
-            return Err(format!(
-                "fec.target_residual_loss: need 0..1, got {}",
+            return Err(msg![
+                "fec.target_residual_loss: need 0..1, got ",
                 milli(self.target_residual_loss)
-            ));
+            ]);
         }
         if !(0.0..1.0).contains(&self.min_loss) {
-            return Err(format!(
-                "fec.min_loss: need 0..1, got {}",
-                milli(self.min_loss)
-            ));
+            return Err(msg!["fec.min_loss: need 0..1, got ", milli(self.min_loss)]);
         }
         if !(1..=32).contains(&self.max_group) {
-            return Err(format!(
-                "fec.max_group: need 1..=32 packets, got {}",
+            return Err(msg![
+                "fec.max_group: need 1..=32 packets, got ",
                 self.max_group
-            ));
+            ]);
         }
         Ok(())
     }
@@ -113,5 +112,5 @@ fn milli(x: f64) -> String {
     if x.is_infinite() {
         return "infinity".into();
     }
-    format!("{}/1000", (x * 1000.0).round() as i64)
+    msg![(x * 1000.0).round() as i64, "/1000"]
 }

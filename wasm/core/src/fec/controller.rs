@@ -17,6 +17,8 @@
 //! `encoder.rs`).
 
 use super::FecConfig;
+#[cfg(not(feature = "std"))]
+use crate::prelude::F64Ext;
 
 /// Expected fraction of packets left unrecovered with groups of `k`.
 pub fn residual_loss(p: f64, c: f64, k: u32) -> f64 {

@@ -10,6 +10,7 @@
 //! credit is abandoned (its packets rely on retransmission).
 
 use super::{controller, FecConfig, IMAGE_HEADER};
+use crate::prelude::*;
 
 /// Bytes a repair packet adds beyond its parity: DATA header (7) and the
 /// REPAIR frame header (type, first_pn, count, length varint ≤ 3).
@@ -68,7 +69,7 @@ pub struct RepairEncoder {
     useful_for: Option<u64>,
     /// Recent repairs sent: (first protected packet, count, the repair's
     /// own packet number).
-    sent: std::collections::VecDeque<(u64, u8, u64)>,
+    sent: alloc::collections::VecDeque<(u64, u8, u64)>,
 }
 
 impl RepairEncoder {

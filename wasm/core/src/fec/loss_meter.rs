@@ -2,6 +2,9 @@
 //! packets as they arrive (before any repair), and decides when to tell the
 //! peer (LOSS_REPORT), whose FEC adapts to it. A clean link is never reported.
 
+#[cfg(not(feature = "std"))]
+use crate::prelude::F64Ext;
+
 /// Outcomes are counted in integer windows of this many packets (the per-
 /// packet path stays a few increments); each full window is folded into the
 /// history, which keeps 3/4 of its weight: about 256 packets of memory

@@ -6,6 +6,8 @@
 //! check value and zero padding are checked before use, so a corrupted repair or a
 //! corrupted stored packet is refused instead of delivering wrong bytes.
 
+use crate::prelude::*;
+
 /// Bytes an image adds before the body: length (2) and check value (4).
 pub const IMAGE_HEADER: usize = 6;
 

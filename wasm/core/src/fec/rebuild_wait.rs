@@ -9,6 +9,7 @@
 use crate::connection::Connection;
 use crate::event::Event;
 use crate::fec::RepairFate;
+use crate::prelude::*;
 use crate::sent::{Chunk, SentPacket};
 use crate::wire::AckRanges;
 

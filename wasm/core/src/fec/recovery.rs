@@ -2,7 +2,8 @@
 //! holds repairs still missing more than one member, and rebuilds a lost
 //! packet once it is the only one missing from a repair's group.
 
-use std::collections::VecDeque;
+use crate::prelude::*;
+use alloc::collections::VecDeque;
 
 use super::parity;
 
