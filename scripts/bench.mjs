@@ -15,7 +15,7 @@ const HELP = `npm run bench [-- MODE]: the benchmarks (bench/README.md; scenario
 
   (no mode)                      S3 core cost per message (native, wasm), the relay's WebSocket
                                  forwarding cost, then S1 and S2 when root; writes results/bench.json
-  --s1 [--quick] [--cells a,b] [--no-browser]
+  --s1 [--quick] [--cells a,b] [--no-browser] [--browser-rows a,b]
                                  S1 latency under loss on real sockets (root)   reference: bench/reference/s1.md
   --s2 [--quick]                 S2 goodput over three lossy hops (root)        reference: bench/reference/s2.md
   --hostile [--seconds N]        the relay under attack                         reference: bench/reference/hostile.md
@@ -55,8 +55,8 @@ if (argv.includes('--hostile')) {
 // `--sizing [--quick] [--only ws|wt]`: what one relay core carries, the README's
 // "Sizing a relay" table (bench/sizing.mjs; writes results/sizing.json).
 if (argv.includes('--sizing')) {
-  for (const step of [['relay', 'scripts', 'build.mjs'], ['relay', 'native', 'build.mjs', '--client']]) {
-    if (spawnSync(process.execPath, [join(ROOT, ...step)], { stdio: 'inherit' }).status !== 0) process.exit(1);
+  for (const [script, ...args] of [[join('relay', 'scripts', 'build.mjs')], [join('relay', 'native', 'build.mjs'), '--client']]) {
+    if (spawnSync(process.execPath, [join(ROOT, script), ...args], { stdio: 'inherit' }).status !== 0) process.exit(1);
   }
   const sizing = await (await import('../bench/sizing.mjs')).runSizing(argv);
   mkdirSync(join(ROOT, 'results'), { recursive: true });

@@ -61,6 +61,40 @@ export interface WtServerOptions {
   onDatagrams: (id: number, datagrams: Buffer[]) => void;
   /** Session ended (peer close, idle timeout, `close()`, `stop()`); always after its last onDatagrams. */
   onClose: (id: number, reason: string) => void;
+  /** Datagrams from a backend socket (`openBackend`) with no session attached to it. */
+  onBackendDatagrams?: (bid: number, datagrams: Buffer[]) => void;
+  /** A backend socket failed (`ECONNREFUSED`, …) and reads no more. */
+  onBackendError?: (bid: number, code: string) => void;
+  /**
+   * The addon handed a native-path session back to JS (a datagram broke a
+   * limit, or a HELLO came); that datagram follows in `onDatagrams`.
+   * `largest`: the largest client DATA packet number it forwarded (-1: none).
+   */
+  onDetached?: (bid: number, largest: number) => void;
+  /** A copy of a WELCOME-shaped datagram (type 2, 23 bytes) forwarded natively while `watchWelcome`. */
+  onObserved?: (bid: number, datagram: Buffer) => void;
+}
+
+/** What a session on the native data path may send (`attachBackend`). */
+export interface AttachLimits {
+  connectionId: number;
+  maxDatagramBytes: number;
+  maxDatagramsPerSecond: number;
+  maxBytesPerSecond: number;
+  /** Largest client DATA packet number seen so far (-1: none). */
+  largest: number;
+  /** Copy WELCOME-shaped datagrams to `onObserved`. */
+  watchWelcome: boolean;
+}
+
+export interface BackendStats {
+  attached: boolean;
+  largest: number;
+  nativeUpDatagrams: number;
+  nativeUpBytes: number;
+  nativeDownDatagrams: number;
+  nativeDownBytes: number;
+  sendFailed: number;
 }
 
 export interface CertificateInfo {
@@ -93,6 +127,12 @@ export interface WtServerStats {
   batches: number;
   /** Panics caught in session/handshake tasks (should stay 0). */
   panics: number;
+  /** Datagrams forwarded inside the addon (native data path). */
+  nativeUp: number;
+  nativeDown: number;
+  /** Native-path sessions handed back to JS by a datagram that broke a limit. */
+  nativeHandbacks: number;
+  backendsOpen: number;
   drops: {
     /** Datagrams larger than `maxDatagramSize` (delivered all the same; also in `datagramsIn`). */
     oversizeIn: number;
@@ -149,6 +189,15 @@ export class WtServer {
   stats(): WtServerStats;
   /** Closes all sessions (their onClose fires), the endpoint and the JS callback handle so Node can exit. */
   stop(): Promise<void>;
+  /** A UDP socket connected to `ip:port` (IP literal) for a relay session; returns its id. */
+  openBackend(ip: string, port: number): number;
+  sendBackend(bid: number, datagrams: Buffer[]): number;
+  closeBackend(bid: number): boolean;
+  /** The native data path: session `id` ↔ backend `bid` inside the addon, within `limits`. */
+  attachBackend(bid: number, id: number, limits: AttachLimits): boolean;
+  /** Back to JS; the largest client DATA packet number forwarded, or null if not attached. */
+  detachBackend(bid: number): number | null;
+  backendStats(bid: number): BackendStats | null;
 }
 
 /** Host facts that pick the platform package (`glibc`: runtime version on glibc Linux, else null). */

@@ -99,17 +99,26 @@ export const addonSource = available ? { from: result.from, id: result.id } : nu
 const SESSION = 0;
 const DATAGRAMS = 1;
 const CLOSE = 2;
+const BACKEND_DATAGRAMS = 3;
+const BACKEND_ERROR = 4;
+const DETACHED = 5;
+const OBSERVED = 6;
+const ignore = () => {};
 
 export class WtServer {
   #native;
   #onSession;
   #onDatagrams;
   #onClose;
+  #onBackendDatagrams;
+  #onBackendError;
+  #onDetached;
+  #onObserved;
 
   constructor(options) {
     if (!native) throw loadError;
     if (options === null || typeof options !== 'object') throw new TypeError('WtServer: options object required');
-    const { onSession, onDatagrams, onClose, ...rest } = options;
+    const { onSession, onDatagrams, onClose, onBackendDatagrams, onBackendError, onDetached, onObserved, ...rest } = options;
     for (const [name, fn] of [['onSession', onSession], ['onDatagrams', onDatagrams], ['onClose', onClose]]) {
       if (typeof fn !== 'function') throw new TypeError(`WtServer: ${name} must be a function`);
     }
@@ -119,6 +128,10 @@ export class WtServer {
     this.#onSession = onSession;
     this.#onDatagrams = onDatagrams;
     this.#onClose = onClose;
+    this.#onBackendDatagrams = onBackendDatagrams ?? ignore;
+    this.#onBackendError = onBackendError ?? ignore;
+    this.#onDetached = onDetached ?? ignore;
+    this.#onObserved = onObserved ?? ignore;
     this.#native = new native.WtServerNative(rest, (batch) => this.#dispatch(batch));
   }
 
@@ -129,6 +142,10 @@ export class WtServer {
           case SESSION: this.#onSession(b[i + 1], b[i + 2], b[i + 3]); break;
           case DATAGRAMS: this.#onDatagrams(b[i + 1], b[i + 2]); break;
           case CLOSE: this.#onClose(b[i + 1], b[i + 2]); break;
+          case BACKEND_DATAGRAMS: this.#onBackendDatagrams(b[i + 1], b[i + 2]); break;
+          case BACKEND_ERROR: this.#onBackendError(b[i + 1], b[i + 2]); break;
+          case DETACHED: this.#onDetached(b[i + 1], b[i + 2]); break;
+          case OBSERVED: this.#onObserved(b[i + 1], b[i + 2]); break;
         }
       } catch (err) {
         // Deliver the rest of the batch; surface the error like an
@@ -146,4 +163,10 @@ export class WtServer {
   certificate() { return this.#native.certificate(); }
   stats() { return this.#native.stats(); }
   stop() { return this.#native.stop(); }
+  openBackend(ip, port) { return this.#native.openBackend(String(ip), port >>> 0); }
+  sendBackend(bid, datagrams) { return this.#native.sendBackend(bid, datagrams); }
+  closeBackend(bid) { return this.#native.closeBackend(bid); }
+  attachBackend(bid, id, limits) { return this.#native.attachBackend(bid, id, limits); }
+  detachBackend(bid) { return this.#native.detachBackend(bid); }
+  backendStats(bid) { return this.#native.backendStats(bid); }
 }

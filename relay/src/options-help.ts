@@ -9,6 +9,7 @@ export const OPTION_HELP: Record<Exclude<keyof RelayOptions, 'tokenSecret'>, str
   httpPort: 'TCP port for HTTP and WebSocket (/ricochet, /healthz, /metrics, /cert-hash)',
   wtPort: 'UDP port for WebTransport (HTTP/3); -1: none',
   webTransport: 'serve WebTransport (--no-webtransport: WebSocket only)',
+  wtDataPath: 'WebTransport datagrams of established sessions: native (inside the addon, never JS) or js',
   allowBackends: 'game servers tokens may name: host:port, host:*, host:lo-hi, 10.0.0.0/16:*, comma-separated',
   trustedProxies: 'balancers in front (IPs or subnets): budgets by X-Forwarded-For, not per balancer',
   tokenSecretFile: 'file holding the token secret (else RICOCHET_RELAY_TOKEN_SECRET; never a flag)',

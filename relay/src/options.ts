@@ -126,6 +126,13 @@ export interface RelayOptions {
    * `option forwardfor`). Default none.
    */
   trustedProxies: string[];
+  /**
+   * Where WebTransport datagrams are forwarded once a session is established
+   * and unimpaired: 'native' inside the Rust addon (they never enter
+   * JavaScript; JS keeps admission, limits, metrics and resumption), or 'js'
+   * (every datagram through JavaScript, as WebSocket). Default 'js'.
+   */
+  wtDataPath: 'native' | 'js';
 }
 
 export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
@@ -158,6 +165,7 @@ export const DEFAULTS: Omit<RelayOptions, 'tokenSecret'> = {
   maxPendingPerAddress: 16,
   closeGraceMs: 2_000,
   maxHeaderBytes: 8192,
+  wtDataPath: 'native',
 };
 
 export function validate(o: RelayOptions): RelayOptions {
@@ -193,6 +201,7 @@ export function validate(o: RelayOptions): RelayOptions {
     const v = o[k];
     if (!Number.isInteger(v) || v < min || v > max) fail(`${k} must be an integer in ${min}..${max}, got ${String(v)}`);
   }
+  if (o.wtDataPath !== 'native' && o.wtDataPath !== 'js') fail(`wtDataPath must be native or js, got ${JSON.stringify(o.wtDataPath)}`);
   if (typeof o.webTransport !== 'boolean') fail(`webTransport must be true or false, got ${JSON.stringify(o.webTransport)}`);
   if (o.production && (o.testControl || o.impairment)) fail('testControl and impairment are refused in production mode');
   if (o.impairment !== undefined && !(NETWORK_PROFILES as readonly string[]).includes(o.impairment))

@@ -130,6 +130,21 @@ export class SessionProof {
     if (pn > this.largest) this.largest = pn;
   }
 
+  /** True once the WELCOME's nonce is known (a DATA packet can prove the key). */
+  get complete(): boolean {
+    return this.tagKey !== null;
+  }
+
+  /** The largest client packet number seen (-1: none). */
+  get largestSeen(): number {
+    return this.largest;
+  }
+
+  /** Note packets forwarded elsewhere (the addon's native data path): the largest number among them. */
+  raiseLargest(pn: number): void {
+    if (pn > this.largest) this.largest = pn;
+  }
+
   /** True if `d` proves the session key: a HELLO carrying it, or a DATA packet tagged with it. */
   proves(d: Uint8Array, connId: number): boolean {
     if (d[0] === HELLO) {

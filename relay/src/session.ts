@@ -34,6 +34,49 @@ export interface ClientLink {
   close(code: number, reason: string): void;
   /** Cut the link with no close handshake, as a dying network would (test control). */
   abort(): void;
+  /**
+   * WebTransport with the native data path on: a backend socket inside the
+   * addon (instead of Node's dgram), which the session can later attach.
+   */
+  openBackend?(): NativeBackend;
+  /** Hand this link's datagrams to `b` and back inside the addon, within `limits`; false if it could not. */
+  attach?(b: NativeBackend, limits: NativeLimits): boolean;
+}
+
+/** What the addon enforces on the native data path (see native/src/lib.rs, attach_backend). */
+export interface NativeLimits {
+  connectionId: number;
+  maxDatagramBytes: number;
+  maxDatagramsPerSecond: number;
+  maxBytesPerSecond: number;
+  /** Largest client DATA packet number seen so far (-1: none). */
+  largest: number;
+  /** Copy WELCOME-shaped datagrams to JS (the resume proof still lacks the nonce). */
+  watchWelcome: boolean;
+}
+
+/** Counters of a backend socket's native data path (cumulative). */
+export interface NativeCounts {
+  nativeUpDatagrams: number;
+  nativeUpBytes: number;
+  nativeDownDatagrams: number;
+  nativeDownBytes: number;
+}
+
+/** A backend UDP socket owned by the addon (wt-listener.ts, AddonBackend). */
+export interface NativeBackend {
+  /** Resolve `host` and connect; `cb` once datagrams can be sent. Failures come to `onError`. */
+  connect(port: number, host: string, cb: () => void): void;
+  send(d: Uint8Array): void;
+  detach(): number | null;
+  counts(): NativeCounts | null;
+  close(): void;
+  onMessage: (d: Buffer) => void;
+  onError: (code: string) => void;
+  /** The addon handed the data path back (a limit broke, or the link closed). */
+  onDetached: (largest: number) => void;
+  /** A WELCOME-shaped datagram the addon forwarded (see `NativeLimits.watchWelcome`). */
+  onObserved: (d: Buffer) => void;
 }
 
 /** What a listener holds for one client link: datagrams in, close it, it went away. */
@@ -119,6 +162,12 @@ export class Session {
   /** After a resume or take-over: ends the session unless the game server speaks first. */
   private serverCheck: NodeJS.Timeout | null = null;
   private takeoverSent = 0;
+  /** The addon's backend socket (WebTransport, native data path on), used instead of `socket`. */
+  private addon: NativeBackend | null = null;
+  /** Datagrams flow inside the addon now (see `goNative`). */
+  private nativeOn = false;
+  private nativePoll: NodeJS.Timeout | null = null;
+  private nativeSeen: NativeCounts = { nativeUpDatagrams: 0, nativeUpBytes: 0, nativeDownDatagrams: 0, nativeDownBytes: 0 };
 
   constructor(
     readonly id: number,
@@ -183,6 +232,7 @@ export class Session {
    * jti and the connection ID). A still-open old link is told why it ends.
    */
   resume(link: ClientLink): LinkHandle {
+    this.leaveNative();
     const old = this.link;
     this.link = link;
     if (this.parkTimer) clearTimeout(this.parkTimer);
@@ -204,6 +254,40 @@ export class Session {
     const backend = parseBackend(this.claims.backend);
     if (!backend) return this.close('RELAY_ERR_BACKEND_UNREACHABLE', 'invalid backend address');
     const { host, port } = backend;
+    const addon = this.link?.openBackend?.() ?? null;
+    if (addon) this.startAddon(addon, host, port);
+    else this.startDgram(host, port);
+    this.timers.push(
+      setTimeout(() => {
+        if (this.connId === null) this.close('RELAY_ERR_HANDSHAKE_TIMEOUT', `no datagram within ${this.opts.handshakeTimeoutMs} ms`);
+        // A name whose lookup stalls must not hold the session (and its datagrams) open.
+        else if (!this.connected) this.close('RELAY_ERR_BACKEND_UNREACHABLE', `backend not reachable within ${this.opts.handshakeTimeoutMs} ms`);
+      }, this.opts.handshakeTimeoutMs),
+    );
+    const idleCheck = setInterval(() => {
+      if (this.nativeOn) this.syncNative();
+      if (Date.now() - this.lastActivity > this.opts.idleTimeoutMs) this.close('RELAY_ERR_IDLE_TIMEOUT');
+    }, Math.min(this.opts.idleTimeoutMs, 5_000));
+    idleCheck.unref();
+    this.timers.push(idleCheck);
+  }
+
+  /** The backend socket inside the addon: the data path can move there once the session is established. */
+  private startAddon(addon: NativeBackend, host: string, port: number): void {
+    this.addon = addon;
+    addon.onMessage = (msg) => this.fromBackend(msg);
+    addon.onError = (code) => this.close('RELAY_ERR_BACKEND_UNREACHABLE', code);
+    addon.onDetached = (largest) => this.leftNative(largest);
+    addon.onObserved = (d) => this.proof?.observeDown(d);
+    addon.connect(port, host, () => {
+      if (this.ended) return;
+      this.connected = true;
+      for (const d of this.pending) this.sendBackend(d);
+      this.pending = [];
+    });
+  }
+
+  private startDgram(host: string, port: number): void {
     // Backends burst (a tick's worth of datagrams at once): a 1 MiB receive
     // buffer keeps the default 208 KB from overflowing.
     const sock = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', recvBufferSize: 1 << 20 });
@@ -221,18 +305,76 @@ export class Session {
     } catch (e) {
       return this.close('RELAY_ERR_BACKEND_UNREACHABLE', (e as NodeJS.ErrnoException).code ?? (e as Error).message);
     }
-    this.timers.push(
-      setTimeout(() => {
-        if (this.connId === null) this.close('RELAY_ERR_HANDSHAKE_TIMEOUT', `no datagram within ${this.opts.handshakeTimeoutMs} ms`);
-        // A name whose lookup stalls must not hold the session (and its datagrams) open.
-        else if (!this.connected) this.close('RELAY_ERR_BACKEND_UNREACHABLE', `backend not reachable within ${this.opts.handshakeTimeoutMs} ms`);
-      }, this.opts.handshakeTimeoutMs),
-    );
-    const idleCheck = setInterval(() => {
-      if (Date.now() - this.lastActivity > this.opts.idleTimeoutMs) this.close('RELAY_ERR_IDLE_TIMEOUT');
-    }, Math.min(this.opts.idleTimeoutMs, 5_000));
-    idleCheck.unref();
-    this.timers.push(idleCheck);
+  }
+
+  /**
+   * Move the data path into the addon once nothing on it needs JS: the
+   * connection ID is pinned, no take-over or resume awaits the game server's answer, and no
+   * impairment is simulated. From then JS sees only control events.
+   */
+  private goNative(): void {
+    const link = this.link;
+    if (this.nativeOn || this.ended || !this.addon || !link?.attach || !this.connected) return;
+    if (this.impairment || this.takingOver || this.serverCheck || this.connId === null) return;
+    const ok = link.attach(this.addon, {
+      connectionId: this.connId,
+      maxDatagramBytes: this.opts.maxDatagramBytes,
+      maxDatagramsPerSecond: this.opts.maxDatagramsPerSecond,
+      maxBytesPerSecond: this.opts.maxBytesPerSecond,
+      largest: this.proof?.largestSeen ?? -1,
+      watchWelcome: this.proof !== null && !this.proof.complete,
+    });
+    if (!ok) return;
+    this.nativeOn = true;
+    this.log.debug({ session: this.id, watchWelcome: this.proof !== null && !this.proof.complete }, 'data path moved into the addon');
+    this.nativeSeen = this.addon.counts() ?? this.nativeSeen;
+    // Metrics and idle tracking from the addon's counters.
+    this.nativePoll = setInterval(() => this.syncNative(), 1_000);
+    this.nativePoll.unref();
+  }
+
+  /** Take the data path back into JS (a resume, an impairment, the end). */
+  private leaveNative(): void {
+    if (!this.nativeOn || !this.addon) return;
+    const largest = this.addon.detach();
+    this.leftNative(largest ?? -1);
+  }
+
+  /** The data path is back in JS; `largest`: the client's largest DATA packet number the addon forwarded. */
+  private leftNative(largest: number): void {
+    if (largest >= 0) this.proof?.raiseLargest(largest);
+    if (!this.nativeOn) return;
+    this.log.debug({ session: this.id, largest }, 'data path back in JavaScript');
+    this.syncNative();
+    this.nativeOn = false;
+    if (this.nativePoll) clearInterval(this.nativePoll);
+    this.nativePoll = null;
+  }
+
+  /** Count what the addon forwarded since the last look. */
+  private syncNative(): void {
+    const c = this.addon?.counts();
+    if (!c) return;
+    const p = this.nativeSeen;
+    const up = c.nativeUpDatagrams - p.nativeUpDatagrams;
+    const down = c.nativeDownDatagrams - p.nativeDownDatagrams;
+    if (up > 0) {
+      const m = this.metrics.forwarded('to_backend', this.transport);
+      m.datagrams.inc(up);
+      m.bytes.inc(c.nativeUpBytes - p.nativeUpBytes);
+    }
+    if (down > 0) {
+      const m = this.metrics.forwarded('to_client', this.transport);
+      m.datagrams.inc(down);
+      m.bytes.inc(c.nativeDownBytes - p.nativeDownBytes);
+    }
+    if (up > 0 || down > 0) this.lastActivity = Date.now();
+    this.nativeSeen = c;
+  }
+
+  /** True while datagrams flow inside the addon. */
+  get native(): boolean {
+    return this.nativeOn;
   }
 
   /** A datagram from the client: check its header, rate-limit, forward. */
@@ -304,6 +446,7 @@ export class Session {
 
   /** Apply (or with null, remove) simulated network impairment both ways. */
   setImpairment(spec: ImpairmentSpec | null): void {
+    if (spec) this.leaveNative();
     this.impairment?.close();
     this.impairment = spec
       ? new SessionImpairment(
@@ -312,6 +455,7 @@ export class Session {
           (d) => this.towardClient(d),
         )
       : null;
+    this.goNative();
   }
 
   /** What the session's simulated links did, if impaired. */
@@ -321,7 +465,8 @@ export class Session {
 
   private sendBackend(d: Uint8Array): void {
     try {
-      this.socket?.send(d);
+      if (this.addon) this.addon.send(d);
+      else this.socket?.send(d);
     } catch {
       this.metrics.drops.inc({ reason: 'backend_send_failed' });
     }
@@ -349,6 +494,7 @@ export class Session {
     if (this.link === null) return void this.metrics.drops.inc({ reason: 'client_parked' });
     if (this.impairment) this.impairment.fromBackend(msg);
     else this.towardClient(msg);
+    if (this.addon && !this.nativeOn) this.goNative();
   }
 
   private towardClient(msg: Uint8Array): void {
@@ -394,6 +540,7 @@ export class Session {
    */
   clientClosed(graceful = false): void {
     if (this.ended) return;
+    this.leaveNative();
     if (graceful || this.opts.resumeWindowMs <= 0 || this.connId === null) return this.end('client_closed');
     this.link = null;
     this.log.info({ session: this.id, sub: this.claims.sub, windowMs: this.opts.resumeWindowMs }, 'session parked');
@@ -416,6 +563,12 @@ export class Session {
       // already closed
     }
     this.socket = null;
+    if (this.nativeOn) this.syncNative();
+    this.nativeOn = false;
+    if (this.nativePoll) clearInterval(this.nativePoll);
+    this.nativePoll = null;
+    this.addon?.close();
+    this.addon = null;
     this.pending = [];
     this.toClient = [];
     this.impairment?.close();

@@ -1,9 +1,11 @@
 // WebTransport clients through the Rust addon (relay/native): HTTP/3 and
 // QUIC live in Rust; datagrams cross to JS in batches.
+import { lookup } from 'node:dns';
 import { readFile, stat } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { RELAY_CLOSE, closeReason } from './errors.js';
 import { requestTarget } from './http-guard.js';
-import type { ClientLink, LinkHandle } from './session.js';
+import type { ClientLink, LinkHandle, NativeBackend, NativeCounts, NativeLimits } from './session.js';
 import type { Relay } from './relay.js';
 
 export interface WtCertificate {
@@ -19,6 +21,13 @@ interface WtServerLike {
   abort?(id: number, code: number, reason: string): void;
   rotateCertificate(certPem?: string, keyPem?: string): Promise<WtCertificate> | WtCertificate;
   stop(): Promise<void>;
+  // The native data path (addons before it lack these: the relay stays on the JS path).
+  openBackend?(ip: string, port: number): number;
+  sendBackend?(bid: number, datagrams: Uint8Array[]): number;
+  closeBackend?(bid: number): boolean;
+  attachBackend?(bid: number, id: number, limits: NativeLimits): boolean;
+  detachBackend?(bid: number): number | null;
+  backendStats?(bid: number): (NativeCounts & { attached: boolean; largest: number }) | null;
 }
 
 interface WtServerOptions {
@@ -35,6 +44,10 @@ interface WtServerOptions {
   onSession: (id: number, path: string, origin: string | null) => void;
   onDatagrams: (id: number, datagrams: Buffer[]) => void;
   onClose: (id: number, reason: string) => void;
+  onBackendDatagrams?: (bid: number, datagrams: Buffer[]) => void;
+  onBackendError?: (bid: number, code: string) => void;
+  onDetached?: (bid: number, largest: number) => void;
+  onObserved?: (bid: number, d: Buffer) => void;
 }
 
 type WtServerCtor = new (o: WtServerOptions) => WtServerLike;
@@ -81,6 +94,61 @@ export function closedByPeerApp(reason: string): boolean {
   return reason.startsWith('connection closed by peer');
 }
 
+/**
+ * A session's UDP socket toward its game server, owned by the addon so the
+ * WebTransport data path can stay in Rust (`attach`); until then (and after)
+ * JS sends and receives through it as through a dgram socket.
+ */
+export class AddonBackend implements NativeBackend {
+  bid = 0;
+  private closed = false;
+  onMessage: (d: Buffer) => void = () => {};
+  onError: (code: string) => void = () => {};
+  onDetached: (largest: number) => void = () => {};
+  onObserved: (d: Buffer) => void = () => {};
+
+  constructor(
+    private readonly server: Required<Pick<WtServerLike, 'openBackend' | 'sendBackend' | 'closeBackend' | 'detachBackend' | 'backendStats'>>,
+    private readonly registry: Map<number, AddonBackend>,
+  ) {}
+
+  connect(port: number, host: string, cb: () => void): void {
+    const open = (ip: string) => {
+      if (this.closed) return;
+      try {
+        this.bid = this.server.openBackend(ip, port);
+      } catch (e) {
+        return this.onError((e as Error).message);
+      }
+      this.registry.set(this.bid, this);
+      cb();
+    };
+    const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+    if (isIP(h)) return open(h);
+    // As the dgram path: a name resolves to IPv4 (its socket is udp4).
+    lookup(h, { family: 4 }, (err, address) => (err ? this.onError(err.code ?? err.message) : open(address)));
+  }
+
+  send(d: Uint8Array): void {
+    if (this.bid) this.server.sendBackend(this.bid, [d]);
+  }
+
+  detach(): number | null {
+    return this.bid ? this.server.detachBackend(this.bid) : null;
+  }
+
+  counts(): NativeCounts | null {
+    return this.bid ? this.server.backendStats(this.bid) : null;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (!this.bid) return;
+    this.registry.delete(this.bid);
+    this.server.closeBackend(this.bid);
+  }
+}
+
 /** Rotate self-signed certificates this long before they expire. */
 const ROTATE_BEFORE_MS = 24 * 3600 * 1000;
 
@@ -94,6 +162,9 @@ export interface CertFiles {
 export class WtListener {
   private server: WtServerLike | null = null;
   private readonly sessions = new Map<number, LinkHandle>();
+  private readonly backends = new Map<number, AddonBackend>();
+  /** Client datagrams that entered JS (the native data path's test: it stays put while the addon forwards). */
+  jsDatagrams = 0;
   private rotation: NodeJS.Timeout | null = null;
   private filesSeen = '';
   port = 0;
@@ -135,9 +206,17 @@ export class WtListener {
       closeGraceMs: o.closeGraceMs,
       onSession: guard('session', (id: number, path: string) => this.onSession(id, path)),
       onDatagrams: guard('datagrams', (id: number, datagrams: Buffer[]) => {
+        this.jsDatagrams += datagrams.length;
         const s = this.sessions.get(id);
         if (s) for (const d of datagrams) s.fromClient(d);
       }),
+      onBackendDatagrams: guard('backend datagrams', (bid: number, datagrams: Buffer[]) => {
+        const b = this.backends.get(bid);
+        if (b) for (const d of datagrams) b.onMessage(d);
+      }),
+      onBackendError: guard('backend error', (bid: number, code: string) => this.backends.get(bid)?.onError(code)),
+      onDetached: guard('detached', (bid: number, largest: number) => this.backends.get(bid)?.onDetached(largest)),
+      onObserved: guard('observed', (bid: number, d: Buffer) => this.backends.get(bid)?.onObserved(d)),
       onClose: guard('close', (id: number, reason: string) => {
         const s = this.sessions.get(id);
         this.sessions.delete(id);
@@ -199,8 +278,24 @@ export class WtListener {
       this.relay.metrics.rejected.inc({ code: 'RELAY_ERR_NOT_FOUND' });
       return server.close(id, RELAY_CLOSE.RELAY_ERR_NOT_FOUND, closeReason('RELAY_ERR_NOT_FOUND', 'the path is /ricochet'));
     }
+    const backends = this.backends;
+    const native = this.relay.options.wtDataPath === 'native' && server.openBackend && server.sendBackend && server.closeBackend && server.attachBackend && server.detachBackend && server.backendStats ? server : null;
     const link: ClientLink = {
       transport: 'webtransport',
+      ...(native && {
+        openBackend: () =>
+          new AddonBackend(
+            {
+              openBackend: native.openBackend!.bind(native),
+              sendBackend: native.sendBackend!.bind(native),
+              closeBackend: native.closeBackend!.bind(native),
+              detachBackend: native.detachBackend!.bind(native),
+              backendStats: native.backendStats!.bind(native),
+            },
+            backends,
+          ),
+        attach: (b: NativeBackend, limits: NativeLimits) => b instanceof AddonBackend && b.bid !== 0 && native.attachBackend!(b.bid, id, limits),
+      }),
       send(datagrams) {
         server.send(id, datagrams as Buffer[]);
         return 0; // the addon paces and counts its own drops
@@ -230,6 +325,13 @@ export class WtListener {
       this.scheduleRotation();
     }, Math.min(due, 2 ** 31 - 1));
     this.rotation.unref();
+  }
+
+  /** The addon's native data path counters (datagrams it forwarded without JS), or null on an older addon. */
+  nativeStats(): { nativeUp: number; nativeDown: number; nativeHandbacks: number; backendsOpen: number } | null {
+    const st = (this.server as { stats?: () => Partial<Record<'nativeUp' | 'nativeDown' | 'nativeHandbacks' | 'backendsOpen', number>> } | null)?.stats?.();
+    if (!st || st.nativeUp === undefined) return null;
+    return { nativeUp: st.nativeUp, nativeDown: st.nativeDown ?? 0, nativeHandbacks: st.nativeHandbacks ?? 0, backendsOpen: st.backendsOpen ?? 0 };
   }
 
   /** WebTransport sessions not yet closed (a closing one leaves when its peer answers). */

@@ -102,6 +102,16 @@ describe('relay options', () => {
   });
 });
 
+describe('wtDataPath', () => {
+  it('is native or js, from --wt-data-path, RICOCHET_RELAY_WT_DATA_PATH or the file; anything else is refused', () => {
+    const env = { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET };
+    expect(loadOptions(['--wt-data-path', 'js'], env).wtDataPath).toBe('js');
+    expect(loadOptions([], { ...env, RICOCHET_RELAY_WT_DATA_PATH: 'native' }).wtDataPath).toBe('native');
+    expect(loadOptions(['--wt-data-path', 'js'], { ...env, RICOCHET_RELAY_WT_DATA_PATH: 'native' }).wtDataPath).toBe('js');
+    expect(() => loadOptions(['--wt-data-path', 'rust'], env)).toThrowError(/wtDataPath must be native or js/);
+  });
+});
+
 describe('RICOCHET_RELAY_* variables', () => {
   it('every option listed by --help reads its variable (a value other than its default)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'relay-'));
@@ -115,6 +125,7 @@ describe('RICOCHET_RELAY_* variables', () => {
       certFile: ['/nonexistent/cert.pem', '/nonexistent/cert.pem'],
       keyFile: ['/nonexistent/key.pem', '/nonexistent/key.pem'],
       impairment: ['wifi', 'wifi'],
+      wtDataPath: [DEFAULTS.wtDataPath === 'js' ? 'native' : 'js', DEFAULTS.wtDataPath === 'js' ? 'native' : 'js'],
       production: ['true', true], // impairment and testControl are refused with it: checked alone below
     };
     const keys = Object.keys(OPTION_HELP) as (keyof typeof OPTION_HELP)[];

@@ -101,6 +101,40 @@ pub struct ServerStats {
     pub batches: f64,
     /// Panics caught in session / handshake tasks.
     pub panics: f64,
+    /// Datagrams forwarded inside the addon (native data path), client → backend and back.
+    pub native_up: f64,
+    pub native_down: f64,
+    /// Native-path sessions handed back to JS by a datagram breaking a limit (or a HELLO).
+    pub native_handbacks: f64,
+    /// Backend sockets open.
+    pub backends_open: f64,
     pub drops: DropStats,
     pub handshakes: HandshakeStats,
+}
+
+/// What a session on the native data path may send (see `attach_backend`).
+#[napi(object)]
+pub struct AttachLimits {
+    /// The session's pinned connection ID: a datagram with another goes to JS.
+    pub connection_id: u32,
+    pub max_datagram_bytes: u32,
+    pub max_datagrams_per_second: f64,
+    pub max_bytes_per_second: f64,
+    /// Largest client DATA packet number seen so far (-1: none).
+    pub largest: f64,
+    /// Copy WELCOME-shaped datagrams to JS (`onObserved`): its resume proof lacks the nonce.
+    pub watch_welcome: bool,
+}
+
+#[napi(object)]
+pub struct BackendStats {
+    pub attached: bool,
+    /// Largest client DATA packet number forwarded natively (-1: none, or not attached).
+    pub largest: f64,
+    pub native_up_datagrams: f64,
+    pub native_up_bytes: f64,
+    pub native_down_datagrams: f64,
+    pub native_down_bytes: f64,
+    /// Datagrams the socket refused to send (either path).
+    pub send_failed: f64,
 }

@@ -20,6 +20,7 @@ mod tasks;
 mod tls;
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -210,6 +211,8 @@ impl WtServerNative {
             next_id: AtomicU32::new(1),
             pending_hs: AtomicUsize::new(0),
             pending_by_addr: Mutex::new(HashMap::new()),
+            backends: Mutex::new(HashMap::new()),
+            next_bid: AtomicU32::new(1),
         });
         Ok(Self { inner, on_events })
     }
@@ -260,29 +263,156 @@ impl WtServerNative {
             add(&inner.stats.unknown_session, datagrams.len() as u64);
             return 0;
         };
-        let max = sess.conn.max_datagram_size().unwrap_or(0);
         let mut queued = 0u32;
-        {
-            let mut q = lock(&sess.out);
-            for d in datagrams.iter() {
-                if d.len() > max {
-                    inc(&inner.stats.oversize_out);
-                    continue;
-                }
-                if q.len() >= inner.cfg.send_q {
-                    q.pop_front();
-                    inc(&inner.stats.send_queue_full);
-                    inner.stats.send_queued.fetch_sub(1, Ordering::Relaxed);
-                }
-                q.push_back(Bytes::copy_from_slice(d));
-                inner.stats.send_queued.fetch_add(1, Ordering::Relaxed);
+        for d in datagrams.iter() {
+            if inner.enqueue(&sess, Bytes::copy_from_slice(d)) {
                 queued += 1;
             }
         }
-        if queued > 0 {
-            sess.wake.notify_one();
-        }
         queued
+    }
+
+    /// Opens a UDP socket connected to a game server (`ip`: a literal
+    /// address) for the relay's session; returns its id. Its datagrams reach
+    /// JS (`onBackendDatagrams`) unless a session is attached to it.
+    #[napi(catch_unwind)]
+    pub fn open_backend(&self, ip: String, port: u32) -> Result<u32> {
+        let ip: IpAddr = ip
+            .parse()
+            .map_err(|_| Error::from_reason("backend address must be an IP literal"))?;
+        let port = u16::try_from(port).map_err(|_| Error::from_reason("port must be 0..65535"))?;
+        let target = SocketAddr::new(ip, port);
+        let domain = if ip.is_ipv4() {
+            socket2::Domain::IPV4
+        } else {
+            socket2::Domain::IPV6
+        };
+        let io = |e: std::io::Error| Error::from_reason(format!("backend socket: {e}"));
+        let s = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))
+            .map_err(io)?;
+        // Backends burst (a tick at once): as the JS path's 1 MiB.
+        let _ = s.set_recv_buffer_size(1 << 20);
+        let any: SocketAddr = if ip.is_ipv4() {
+            SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 0)
+        } else {
+            SocketAddr::new(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED), 0)
+        };
+        s.bind(&any.into()).map_err(io)?;
+        s.connect(&target.into()).map_err(io)?;
+        s.set_nonblocking(true).map_err(io)?;
+        let sock: std::net::UdpSocket = s.into();
+        let reader = sock.try_clone().map_err(io)?;
+        let bid = self.inner.next_bid.fetch_add(1, Ordering::Relaxed);
+        let b = Arc::new(Backend {
+            id: bid,
+            sock,
+            attach: Mutex::new(None),
+            task: Mutex::new(None),
+            up_dg: Default::default(),
+            up_bytes: Default::default(),
+            down_dg: Default::default(),
+            down_bytes: Default::default(),
+            up_failed: Default::default(),
+        });
+        lock(&self.inner.backends).insert(bid, b.clone());
+        let task =
+            napi::bindgen_prelude::spawn(backend_loop(self.inner.clone(), b.clone(), reader));
+        *lock(&b.task) = Some(task);
+        Ok(bid)
+    }
+
+    /// Sends datagrams on a backend socket (the JS data path); returns how many went.
+    #[napi(catch_unwind)]
+    pub fn send_backend(&self, bid: u32, datagrams: Vec<BufferSlice>) -> u32 {
+        let Some(b) = lock(&self.inner.backends).get(&bid).cloned() else {
+            return 0;
+        };
+        let mut sent = 0;
+        for d in datagrams.iter() {
+            if b.sock.send(d).is_ok() {
+                sent += 1;
+            } else {
+                inc(&b.up_failed);
+            }
+        }
+        sent
+    }
+
+    /// Closes a backend socket (detaching its session).
+    #[napi(catch_unwind)]
+    pub fn close_backend(&self, bid: u32) -> bool {
+        let Some(b) = lock(&self.inner.backends).remove(&bid) else {
+            return false;
+        };
+        if let Some(a) = lock(&b.attach).take() {
+            lock(&a.sess.backend).take();
+        }
+        if let Some(t) = lock(&b.task).take() {
+            t.abort();
+        }
+        true
+    }
+
+    /// The native data path: from now on session `id`'s datagrams go to
+    /// backend `bid` and back inside the addon, within the limits given; a
+    /// datagram that breaks one (or a HELLO) hands the path back to JS
+    /// (`onDetached`, then that datagram). `largest`: the largest client DATA
+    /// packet number seen so far (-1: none). False if either is gone.
+    #[napi(catch_unwind)]
+    pub fn attach_backend(&self, bid: u32, id: u32, limits: AttachLimits) -> bool {
+        let Some(b) = lock(&self.inner.backends).get(&bid).cloned() else {
+            return false;
+        };
+        let Some(sess) = self.inner.session(id) else {
+            return false;
+        };
+        if sess.closing.load(Ordering::Acquire) {
+            return false;
+        }
+        let pps = limits.max_datagrams_per_second.max(1.0);
+        let bps = limits.max_bytes_per_second.max(1.0);
+        let mut a = lock(&b.attach);
+        if let Some(old) = a.take() {
+            lock(&old.sess.backend).take();
+        }
+        *a = Some(Attach {
+            sess: sess.clone(),
+            conn_id: limits.connection_id,
+            max_dgram: limits.max_datagram_bytes as usize,
+            packets: Bucket::new(pps, (pps / 10.0).max(64.0)),
+            bytes: Bucket::new(bps, (bps / 10.0).max(65536.0)),
+            largest: limits.largest,
+            watch_welcome: limits.watch_welcome,
+        });
+        *lock(&sess.backend) = Some(b.clone());
+        true
+    }
+
+    /// Hands the data path back to JS; returns the largest client DATA packet
+    /// number forwarded, or null if it was not attached.
+    #[napi(catch_unwind)]
+    pub fn detach_backend(&self, bid: u32) -> Option<f64> {
+        let b = lock(&self.inner.backends).get(&bid).cloned()?;
+        let a = lock(&b.attach).take()?;
+        lock(&a.sess.backend).take();
+        Some(a.largest)
+    }
+
+    /// A backend socket's counters (both paths' datagrams, the native path's in
+    /// `native*`), for the relay's metrics and idle checks; null if closed.
+    #[napi(catch_unwind)]
+    pub fn backend_stats(&self, bid: u32) -> Option<BackendStats> {
+        let b = lock(&self.inner.backends).get(&bid).cloned()?;
+        let a = lock(&b.attach);
+        Some(BackendStats {
+            attached: a.is_some(),
+            largest: a.as_ref().map_or(-1.0, |a| a.largest),
+            native_up_datagrams: get(&b.up_dg),
+            native_up_bytes: get(&b.up_bytes),
+            native_down_datagrams: get(&b.down_dg),
+            native_down_bytes: get(&b.down_bytes),
+            send_failed: get(&b.up_failed),
+        })
     }
 
     /// Closes one session so the peer learns `code` and `reason`; `onClose`
@@ -380,6 +510,10 @@ impl WtServerNative {
             send_buffer_waits: get(&s.send_buffer_waits),
             batches: get(&s.batches),
             panics: get(&s.panics),
+            native_up: get(&s.native_up),
+            native_down: get(&s.native_down),
+            native_handbacks: get(&s.native_handbacks),
+            backends_open: lock(&self.inner.backends).len() as f64,
             drops: DropStats {
                 oversize_in: get(&s.oversize_in),
                 recv_queue_full: get(&s.recv_queue_full),

@@ -185,6 +185,7 @@ pub(crate) async fn run_session(
         wake: Notify::new(),
         local_close: Mutex::new(None),
         closing: AtomicBool::new(false),
+        backend: Mutex::new(None),
     });
     {
         let mut map = lock(&inner.sessions);
@@ -225,6 +226,15 @@ pub(crate) async fn run_session(
     inner.stats.send_queued.fetch_sub(left, Ordering::Relaxed);
 
     add(&inner.stats.quic_recv_overflow, sess.quic_recv_overflow());
+    // The backend socket outlives the session (the relay may park it for a
+    // resume); its datagrams go to JS again.
+    let attached = lock(&sess.backend).take();
+    if let Some(b) = attached {
+        let detached = lock(&b.attach).take();
+        if let Some(a) = detached {
+            inner.push_detached(b.id, a.largest);
+        }
+    }
     let reason = lock(&sess.local_close).take().unwrap_or(reason);
     // Close event first, then forget the session (stop() waits for the map to
     // empty before releasing the threadsafe function).
@@ -246,7 +256,9 @@ pub(crate) async fn recv_loop(inner: Arc<Inner>, sess: Arc<Session>) -> String {
                 }
                 inc(&inner.stats.dg_in);
                 add(&inner.stats.bytes_in, p.len() as u64);
-                inner.push_datagram(sess.id, p);
+                if !inner.forward_up(&sess, &p) {
+                    inner.push_datagram(sess.id, p);
+                }
             }
             Err(e) => return e.to_string(),
         }
@@ -360,4 +372,48 @@ pub(crate) async fn stop_impl(inner: Arc<Inner>) {
     let t = lock(&inner.tsfn).take();
     drop(t);
     *lock(&inner.phase) = Phase::Stopped;
+}
+
+/// Reads one backend socket: to the attached session's client (native data
+/// path) or, unattached, to JS. Ends at the first socket error, which JS
+/// learns (a connected UDP socket reports ICMP port-unreachable as ECONNREFUSED).
+pub(crate) async fn backend_loop(inner: Arc<Inner>, b: Arc<Backend>, sock: std::net::UdpSocket) {
+    let sock = match tokio::net::UdpSocket::from_std(sock) {
+        Ok(s) => s,
+        Err(e) => {
+            inner.push_backend_error(b.id, e.to_string());
+            return;
+        }
+    };
+    let mut buf = vec![0u8; 65536];
+    loop {
+        match sock.recv(&mut buf).await {
+            Ok(n) => {
+                let d = bytes::Bytes::copy_from_slice(&buf[..n]);
+                let target = lock(&b.attach)
+                    .as_ref()
+                    .map(|a| (a.sess.clone(), a.watch_welcome));
+                match target {
+                    Some((s, watch)) => {
+                        if watch && n == 23 && d[0] == 2 {
+                            inner.push_observed(b.id, d.clone());
+                        }
+                        inc(&b.down_dg);
+                        add(&b.down_bytes, n as u64);
+                        inc(&inner.stats.native_down);
+                        inner.enqueue(&s, d);
+                    }
+                    None => inner.push_backend_datagram(b.id, d),
+                }
+            }
+            Err(e) => {
+                let code = match e.kind() {
+                    std::io::ErrorKind::ConnectionRefused => "ECONNREFUSED".to_owned(),
+                    _ => e.to_string(),
+                };
+                inner.push_backend_error(b.id, code);
+                return;
+            }
+        }
+    }
 }
