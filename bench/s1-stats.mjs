@@ -73,3 +73,41 @@ export function linkLine(stats) {
     `${x.packets_in} packets, ${((100 * x.lost) / Math.max(1, x.packets_in)).toFixed(2)} % lost, delay p50 ${f1(x.delay_us.p50 / 1000)} / p99 ${f1(x.delay_us.p99 / 1000)} ms, late_us p99 ${x.late_us.p99} max ${x.late_us.max}`;
   return `link A→B: ${d(stats.a_to_b)}; B→A: ${d(stats.b_to_a)}`;
 }
+
+/**
+ * Issue 16's goal for a WebTransport row against its native row: no more than 1.5 ms slower at
+ * p50 and p99, at most 10 % more wire bytes (faster or cheaper than native passes).
+ */
+export function browserGoal(row, native) {
+  if (!row.stats || !native?.stats || row.wirePerPayload === null || !native.wirePerPayload) return null;
+  const d50 = row.stats.p50 - native.stats.p50;
+  const d99 = row.stats.p99 - native.stats.p99;
+  const bytes = row.wirePerPayload / native.wirePerPayload;
+  return { d50, d99, bytes, met: d50 <= 1.5 && d99 <= 1.5 && bytes <= 1.1 };
+}
+
+const signed = (x) => (x === undefined || x === null ? '–' : `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)}`);
+const pp = (p) => (p && p.n > 0 && p.p50 !== null ? `${p.p50.toFixed(2)} / ${p.p99.toFixed(2)}` : '–');
+
+/**
+ * One cell's browser rows against their native rows, beside the page's step
+ * timings. `rows`: the cell's rows by key; `browser`: { [key]: { row } }.
+ */
+export function browserTable(rows, browser) {
+  const lines = [
+    '| browser row | vs native row | Δp50 | Δp99 | bytes ÷ native | ≤ 1.5 ms slower, ≤ 10 % more bytes (issue 16) | timer late p50 / p99 | send + flush p50 / p99 | held for pacing | write done p50 / p99 | performance.now() step | SDK packets out → at relay |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const [key, { row }] of Object.entries(browser)) {
+    const native = row.native ? rows[row.native] : null;
+    const g = native ? browserGoal(row, native) : null;
+    const st = row.sender?.steps;
+    const relay = row.relay ? row.relay.toBackend : null;
+    const out = row.sender?.packetsOut;
+    const reach = relay !== null && out ? `${out} → ${relay} (${((100 * (out - relay)) / out).toFixed(1)} % missing)` : out ? `${out}` : '–';
+    lines.push(
+      `| ${key} | ${row.native ?? '– (WebSocket, reference)'} | ${signed(g?.d50)} | ${signed(g?.d99)} | ${g ? g.bytes.toFixed(2) : '–'} | ${g ? `**${g.met ? 'met' : 'not met'}**` : ''} | ${pp(st?.tickLateMs)} | ${pp(st?.sendCallMs)} | ${st ? st.heldByPacing : '–'} | ${pp(st?.writeDoneMs)} | ${st ? `${(st.clockGranularityMs * 1000).toFixed(0)} µs` : '–'} | ${reach} |`,
+    );
+  }
+  return lines.join('\n');
+}

@@ -9,10 +9,14 @@
 // Wire bytes: iptables counters per port in both namespaces, IP packets
 // including IP and UDP/TCP headers, both directions, lost packets included.
 //
-//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--seed S] [--out DIR]
+//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--seed S] [--out DIR]
 //
-// Then the same cells once more for Ricochet from Chromium over WebTransport
-// through the relay (bench/s1-browser.mjs; --no-browser skips it).
+// Then the same cells once more for Ricochet from Chromium and Firefox over
+// WebTransport and WebSocket through the relay, default and low_latency
+// configurations (bench/s1-browser.mjs, rows in s1-browser-rows.mjs;
+// --browser-rows picks them, --no-browser skips them), each WebTransport row
+// compared with its native row (issue 16: within 1.5 ms at p50 and p99, the
+// same bytes ± 10 %) beside the page's own step timings.
 // Needs root (namespaces, TUN). Writes s1.md, s1.json and s1.svg into
 // bench/results/ (or --out).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,9 +24,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createLab } from '../netem/lab.mjs';
 import { ROOT } from '../scripts/setup.mjs';
-import { runBrowserRows } from './s1-browser.mjs';
+import { DEFAULT_BROWSER_ROWS, runBrowserRows } from './s1-browser.mjs';
 import { writeChart } from './s1-chart.mjs';
-import { cellTable, linkLine, summarize } from './s1-stats.mjs';
+import { browserTable, cellTable, linkLine, summarize } from './s1-stats.mjs';
 import { installCounters, readCounters, tcpCongestionControl } from './s1-counters.mjs';
 import { GO_PEERS, RICOCHET_PEER, ensureS1Tools } from './s1-tools.mjs';
 
@@ -115,11 +119,12 @@ async function runCell(cell, { count, seed }) {
 }
 
 function parseArgs(argv) {
-  const o = { quick: false, browser: true, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1 };
+  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
     else if (a === '--no-browser') o.browser = false;
+    else if (a === '--browser-rows') o.browserRows = argv[++i].split(',');
     else if (a === '--count') o.count = Number(argv[++i]);
     else if (a === '--cells') o.cells = argv[++i].split(',');
     else if (a === '--out') o.out = argv[++i];
@@ -133,7 +138,7 @@ function parseArgs(argv) {
 
 /** A command-line mistake: reported as one line with the usage, no stack. */
 function usageError(message) {
-  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--count N] [--cells a,b] [--out DIR] [--seed N]`), { usage: true });
+  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--cells a,b] [--out DIR] [--seed N]`), { usage: true });
 }
 
 /** Runs S1; prints and writes the tables and chart; returns the results. */
@@ -148,20 +153,34 @@ export async function runS1(argv = []) {
     results.push(await runCell(cell, o));
   }
   if (o.browser) {
-    console.error(`S1 browser row: ${o.cells.length} cells, ≈ ${Math.round((o.cells.length * o.count) / HZ)} s…`);
-    const browser = runBrowserRows(o.cells, { count: o.count, seed: o.seed, size: SIZE });
+    const n = o.cells.length * o.browserRows.length;
+    console.error(`S1 browser rows: ${o.browserRows.join(', ')} × ${o.cells.length} cells, ≈ ${Math.round((n * o.count) / HZ)} s plus set-up…`);
+    const browser = runBrowserRows(o.cells, { count: o.count, seed: o.seed, size: SIZE, rows: o.browserRows });
     for (const r of results) {
       r.browser = browser[r.cell.name];
-      r.rows.browser = r.browser.row;
+      for (const [key, b] of Object.entries(r.browser)) r.rows[key] = b.row;
     }
   }
+  // The figures first, so that a failure while rendering loses none of them.
+  mkdirSync(o.out, { recursive: true });
+  const slim = results.map((r) => ({
+    cell: r.cell.name,
+    link: r.link,
+    browserLinks: r.browser && Object.fromEntries(Object.entries(r.browser).map(([k, x]) => [k, { link: x.link, clockErrorUs: x.clockErrorUs }])),
+    tcpCc: r.tcpCc,
+    rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
+  }));
+  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, results: slim }, null, 1));
   const md = [
     `## S1 — one-way delivery latency of 400-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way (ms)`,
     '',
     `${o.count.toLocaleString('en')} messages per protocol per cell. Native rows run at once through one emulated link per cell;`,
-    'the browser row runs afterwards in its own lab with the same profile and seed.',
+    'each browser row runs afterwards in its own lab with the same profile and seed, one after another.',
     'Wire bytes: IP packets both ways (IP and UDP/TCP headers included, lost packets included), iptables counters per port',
-    "(the browser row counts QUIC between Chromium and the relay). Goals (issue 5) are checked on Ricochet's rows.",
+    "(a browser row counts QUIC, or WebSocket's TCP, between the browser and the relay). Goals (issue 5) are checked on Ricochet's rows;",
+    "each cell's second table holds each browser row against its native row (issue 16) beside the page's own step timings:",
+    'how late the 60 Hz timer fired, send + flush, ticks whose datagram the SDK held for pacing, the browser completing a',
+    "datagram write, performance.now()'s step, and the SDK's packets out against those that reached the relay.",
     '',
   ];
   for (const r of results) {
@@ -171,25 +190,19 @@ export async function runS1(argv = []) {
       '',
       cellTable(r.cell, r.rows),
       '',
+      ...(b ? [browserTable(r.rows, b), ''] : []),
       `native lab: ${linkLine(r.link)}`,
-      ...(b?.link ? [`browser lab: ${linkLine(b.link)}; page clock offset error ≤ ${b.clockErrorUs.toFixed(0)} µs`] : []),
-      ...(b?.row.error ? [`browser row: ${b.row.error}`] : []),
+      ...Object.entries(b ?? {}).flatMap(([key, x]) => [
+        ...(x.link ? [`browser lab ${key}: ${linkLine(x.link)}; page clock offset error ≤ ${x.clockErrorUs.toFixed(0)} µs`] : []),
+        ...(x.row.error ? [`browser row ${key}: ${x.row.error}`] : []),
+      ]),
       `TCP congestion control: ${r.tcpCc}; native peers and emulator under chrt -f 20: ${r.realtime}.`,
       '',
     ];
     console.log(`\n${block.join('\n')}`);
     md.push(...block);
   }
-  mkdirSync(o.out, { recursive: true });
   writeFileSync(join(o.out, 's1.md'), `${md.join('\n')}\n`);
-  const slim = results.map((r) => ({
-    cell: r.cell.name,
-    link: r.link,
-    browserLink: r.browser?.link,
-    tcpCc: r.tcpCc,
-    rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
-  }));
-  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, results: slim }, null, 1));
   await writeChart(join(o.out, 's1.svg'), results);
   console.log(`\nwritten: ${['s1.md', 's1.json', 's1.svg'].map((f) => join(o.out, f)).join(', ')}`);
   return results;

@@ -87,9 +87,10 @@ export interface NetemStack {
   /**
    * Headless Chromium or Firefox inside namespace A. Chromium is driven over
    * a pipe, which survives `ip netns exec`; Firefox over WebDriver BiDi, whose
-   * WebSocket firefox-in-netns.mjs forwards out of A.
+   * WebSocket firefox-in-netns.mjs forwards out of A. `firefoxPrefs` are
+   * added to the profile's (Firefox only).
    */
-  launchBrowser(browser?: BrowserName): Promise<Browser>;
+  launchBrowser(browser?: BrowserName, o?: { firefoxPrefs?: Record<string, string | number | boolean> }): Promise<Browser>;
   stop(): Promise<void>;
 }
 
@@ -153,12 +154,12 @@ export async function startNetemStack(o: LabOptions & { backend?: BackendOptions
         const count = (direction: string) => Number(text.match(new RegExp(`ricochet_relay_datagrams_total\\{direction="${direction}",transport="${transport}"\\} (\\d+)`))?.[1] ?? 0);
         return { toBackend: count('to_backend'), toClient: count('to_client') };
       },
-      async launchBrowser(browser: BrowserName = 'chromium') {
+      async launchBrowser(browser: BrowserName = 'chromium', o: { firefoxPrefs?: Record<string, string | number | boolean> } = {}) {
         // Not localhost, so not a secure context by default: WebTransport needs one.
         const insecureAsSecure = [pageOrigin, relayHttp, `ws://${lab.addrB}:${relayInfo.httpPort}`];
         const b =
           browser === 'firefox'
-            ? await launch('firefox', { executablePath: firefoxWrapper, firefoxPrefs: { 'dom.securecontext.allowlist': lab.addrB } })
+            ? await launch('firefox', { executablePath: firefoxWrapper, firefoxPrefs: { ...o.firefoxPrefs, 'dom.securecontext.allowlist': lab.addrB } })
             : await launch('chromium', { executablePath: chromiumWrapper, chromiumArgs: [`--unsafely-treat-insecure-origin-as-secure=${insecureAsSecure.join(',')}`] });
         browsers.push(b);
         return b;
