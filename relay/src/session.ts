@@ -37,9 +37,13 @@ export interface ClientLink {
   /**
    * WebTransport with the native data path on: a backend socket inside the
    * addon (instead of Node's dgram), which the session can later attach.
+   * @internal the WebTransport listener's plumbing; other links leave it out.
    */
   openBackend?(): NativeBackend;
-  /** Hand this link's datagrams to `b` and back inside the addon, within `limits`; false if it could not. */
+  /**
+   * Hand this link's datagrams to `b` and back inside the addon, within `limits`; false if it could not.
+   * @internal the WebTransport listener's plumbing; other links leave it out.
+   */
   attach?(b: NativeBackend, limits: NativeLimits): boolean;
 }
 
