@@ -395,22 +395,52 @@ impl Inner {
     }
 
     pub(crate) fn push_datagram(&self, id: u32, d: Bytes) {
+        self.push_batched(
+            id,
+            d,
+            |q| &mut q.dgram_slot,
+            |id| Event::Datagrams {
+                id,
+                dgrams: Vec::new(),
+            },
+        );
+    }
+
+    pub(crate) fn push_backend_datagram(&self, bid: u32, d: Bytes) {
+        self.push_batched(
+            bid,
+            d,
+            |q| &mut q.backend_slot,
+            |bid| Event::BackendDatagrams {
+                bid,
+                dgrams: Vec::new(),
+            },
+        );
+    }
+
+    /// Appends `d` to the open batch of `key` (one event per session or
+    /// backend socket per drain, opened by `open`; `slot` says which index
+    /// map tracks it), or drops and counts it when the batch is full.
+    fn push_batched(
+        &self,
+        key: u32,
+        d: Bytes,
+        slot: fn(&mut EventQueue) -> &mut HashMap<u32, usize>,
+        open: fn(u32) -> Event,
+    ) {
         {
             let mut q = lock(&self.queue);
-            let idx = match q.dgram_slot.get(&id) {
-                Some(&i) => i,
+            let idx = match slot(&mut q).get(&key).copied() {
+                Some(i) => i,
                 None => {
-                    q.events.push(Event::Datagrams {
-                        id,
-                        dgrams: Vec::new(),
-                    });
+                    q.events.push(open(key));
                     let i = q.events.len() - 1;
-                    q.dgram_slot.insert(id, i);
+                    slot(&mut q).insert(key, i);
                     i
                 }
             };
             match q.events.get_mut(idx) {
-                Some(Event::Datagrams { dgrams, .. }) => {
+                Some(Event::Datagrams { dgrams, .. } | Event::BackendDatagrams { dgrams, .. }) => {
                     if dgrams.len() >= self.cfg.recv_q {
                         inc(&self.stats.recv_queue_full);
                         return;
@@ -441,35 +471,6 @@ impl Inner {
         lock(&self.queue)
             .events
             .push(Event::Detached { bid, largest });
-        self.schedule();
-    }
-
-    pub(crate) fn push_backend_datagram(&self, bid: u32, d: Bytes) {
-        {
-            let mut q = lock(&self.queue);
-            let idx = match q.backend_slot.get(&bid) {
-                Some(&i) => i,
-                None => {
-                    q.events.push(Event::BackendDatagrams {
-                        bid,
-                        dgrams: Vec::new(),
-                    });
-                    let i = q.events.len() - 1;
-                    q.backend_slot.insert(bid, i);
-                    i
-                }
-            };
-            match q.events.get_mut(idx) {
-                Some(Event::BackendDatagrams { dgrams, .. }) => {
-                    if dgrams.len() >= self.cfg.recv_q {
-                        inc(&self.stats.recv_queue_full);
-                        return;
-                    }
-                    dgrams.push(d);
-                }
-                _ => return,
-            }
-        }
         self.schedule();
     }
 
