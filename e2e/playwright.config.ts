@@ -16,7 +16,12 @@ export default defineConfig({
   projects: [
     { name: 'chromium-loopback', testDir: './specs', use: PROJECT_USE.chromium },
     { name: 'firefox-loopback', testDir: './specs', use: PROJECT_USE.firefox },
-    { name: 'chromium-netem', testDir: './netem-specs', timeout: 180_000, use: PROJECT_USE.chromium },
-    { name: 'firefox-netem', testDir: './netem-specs', timeout: 180_000, use: PROJECT_USE.firefox },
+    // One retry across the emulated link: what the browsers' own QUIC stacks
+    // discard there swings with the host's load (Firefox: 0.2-0.5 of the
+    // unreliable echoes at 5 % loss in CI runs), and two CI runs were lost to
+    // single outliers. A real regression fails both attempts; a retried pass
+    // is reported as flaky in the run's summary.
+    { name: 'chromium-netem', testDir: './netem-specs', timeout: 180_000, retries: 1, use: PROJECT_USE.chromium },
+    { name: 'firefox-netem', testDir: './netem-specs', timeout: 180_000, retries: 1, use: PROJECT_USE.firefox },
   ],
 });

@@ -153,13 +153,17 @@ for (const c of CASES) {
             // repairs inbound loss: packet-level rates do not predict what
             // happens to the unreliable echoes, in either direction (the
             // product model was 0.137 and 0.229 off in two CI runs, while
-            // every other figure held). What holds: the SDK saw the loss,
-            // and it never reports more unreliable messages lost than its
-            // packet loss allows.
-            // (Its drops cluster at the ticks at times, so the bound is loose.)
+            // every other figure held; its discards ranged 0.2-0.5 of the
+            // unreliable echoes across CI runs, clustering at the ticks where
+            // they leave). What holds whatever Firefox discards: the SDK saw
+            // the loss; it reports no echo lost that came back (above); and
+            // the echoes missing but not reported lost are few, i.e. inbound
+            // loss FEC did not repair (outbound losses are reported).
             if (c.loss > 0) expect(r.lost as number).toBeGreaterThan(0);
-            expect(lostReceiptRatio).toBeLessThanOrEqual(lossOut + 0.15);
-            expect(unreliableRatio).toBeGreaterThan(0.5);
+            const missingUnreported = (r.unreliableSent as number) - received[2] - (r.lost as number);
+            // (0.004-0.092 measured with lossIn 0.058-0.063.)
+            expect(missingUnreported / (r.unreliableSent as number)).toBeLessThanOrEqual(lossIn + 0.15);
+            expect(unreliableRatio).toBeGreaterThan(0.25);
           } else {
             // An echoed unreliable message needs both trips. The product is a
             // rough model: Chromium's own drops cluster at the ticks where
