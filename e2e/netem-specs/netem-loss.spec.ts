@@ -49,11 +49,6 @@ for (const c of CASES) {
 
     for (const transport of ['webtransport', 'websocket'] as const) {
       test(`${transport} under ${c.name}: reliable complete and in order, one receipt each, RTT ≈ 20 ms, link loss ≈ ${c.loss * 100} %`, async ({ browserName }) => {
-        // Not the WS→WT packet-size bug: this session is WebTransport throughout.
-        test.fixme(
-          browserName === 'firefox' && transport === 'webtransport' && c.name === 's1_bursty',
-          "Firefox: its QUIC stack discards 18-28 % of the datagrams the SDK hands it under 10 % bursty link loss (the SDK's own pacing queue drops none), so lossOut (0.36-0.37) and the unreliable-delivery models tuned on Chromium miss by 0.14-0.18 (2 of 3 runs); needs an SDK pacing look for Firefox",
-        );
         const s = stack!;
         before = await s.lab.stats();
         const relayBefore = await s.relayDatagrams(transport);
