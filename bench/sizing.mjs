@@ -18,8 +18,11 @@
 //            per-session cost extrapolated to 80 % of a core)
 //   bulk     150 B and 1,100 B datagrams echoed as fast as the relay forwards
 //            them: datagrams/s and Mbit/s per core
+// then S6's latency half (latency.mjs): the one-way latency the relay adds at
+// half load, every path beside a plain `ws` echo and the UDP floor in one run
+// (`--no-latency` skips it, `--only latency` runs it alone).
 //
-//   node bench/sizing.mjs [--quick] [--only ws|wt] [--json FILE]
+//   node bench/sizing.mjs [--quick] [--only ws|wt|latency] [--no-latency] [--json FILE]
 // Child roles (internal): --role echo | --role load.
 import { fork, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +31,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds } from './proc-cpu.mjs';
+import { runLatency } from './latency.mjs';
 import { helloDatagram, lastJsonLine, rssBytes, startRelay } from './ricochet-packets.mjs';
 
 const argv = process.argv.slice(2);
@@ -366,12 +370,15 @@ async function measureWt({ relay, info, mintToken, secret, backend, wtClient, cl
 }
 
 /**
- * Runs the sizing measurements and prints them (markdown); resolves with the figures.
- * `args`: --quick (fewer, shorter steps), --only ws|wt.
+ * Runs the sizing measurements and prints them (markdown), then S6's latency
+ * table; resolves with the figures. `args`: --quick (fewer, shorter steps),
+ * --only ws|wt|latency, --no-latency.
  */
 export async function runSizing(args = []) {
-  const quick = args.includes('--quick');
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
+  const latency = only === null || only === 'latency' ? !args.includes('--no-latency') : false;
+  if (only === 'latency') return { latency: await runLatency() };
+  const quick = args.includes('--quick');
   const ROOT = fileURLToPath(new URL('..', import.meta.url));
   const wtClient = `${ROOT}relay/native/target/release/examples/wt_client`;
   const SELF = fileURLToPath(import.meta.url);
@@ -442,6 +449,8 @@ export async function runSizing(args = []) {
     await echoExited;
   }
   printSizing(result);
+  // Its own processes, pinned as here; after the sizing ones have stopped.
+  if (latency) result.latency = await runLatency();
   return result;
 }
 

@@ -19,8 +19,10 @@ const HELP = `npm run bench [-- MODE]: the benchmarks (bench/README.md; scenario
                                  S1 latency under loss on real sockets (root)   reference: bench/reference/s1.md
   --s2 [--quick]                 S2 goodput over three lossy hops (root)        reference: bench/reference/s2.md
   --hostile [--seconds N]        the relay under attack                         reference: bench/reference/hostile.md
-  --sizing [--quick] [--only ws|wt]
-                                 what one relay core carries                    reference: bench/reference/sizing.md
+  --sizing [--quick] [--only ws|wt|latency] [--no-latency]
+                                 what one relay core carries, then S6's added
+                                 one-way latency at half load (every path, the
+                                 ws echo and the UDP floor in one run)         reference: bench/reference/sizing.md
   --fleet [--out DIR] [--no-defaults]
                                  a relay fleet behind load balancers (root)     reference: bench/reference/fleet.md
   --players                      S5 players per arcade server and S6 relay vs a plain ws echo
@@ -52,8 +54,9 @@ if (argv.includes('--hostile')) {
   const { failed } = await runHostile();
   process.exit(failed ? 1 : 0);
 }
-// `--sizing [--quick] [--only ws|wt]`: what one relay core carries, the README's
-// "Sizing a relay" table (bench/sizing.mjs; writes results/sizing.json).
+// `--sizing [--quick] [--only ws|wt|latency] [--no-latency]`: what one relay core
+// carries, the README's "Sizing a relay" table (bench/sizing.mjs), then S6's
+// latency at half load (bench/latency.mjs); writes results/sizing.json.
 if (argv.includes('--sizing')) {
   for (const [script, ...args] of [[join('relay', 'scripts', 'build.mjs')], [join('relay', 'native', 'build.mjs'), '--client']]) {
     if (spawnSync(process.execPath, [join(ROOT, script), ...args], { stdio: 'inherit' }).status !== 0) process.exit(1);

@@ -84,7 +84,7 @@ async function main() {
     }),
   );
   await step('benchmark statistics (node --test)', () =>
-    exec(process.execPath, ['--test', join(ROOT, 'bench', 's1-stats.test.mjs')], {
+    exec(process.execPath, ['--test', join(ROOT, 'bench', 's1-stats.test.mjs'), join(ROOT, 'bench', 'latency-stats.test.mjs')], {
       onLine: countNodeTests,
     }),
   );
