@@ -10,7 +10,7 @@
 //                   glibc 2.17 floor (or musl), so the tests run what ships.
 //   --all-targets   the four Linux platforms (linux-{x64,arm64}-{gnu,musl}), cross-compiled with zig.
 //   --target P      one platform by package suffix, e.g. darwin-arm64 (CI builds macOS and Windows natively).
-//   --client        also builds examples/wt_client for the host (the hostile-input tests drive it).
+//   --client        also builds examples/wt_client and examples/h3_probe for the host (the addon tests drive them).
 //   --force         rebuild even when outputs are newer than src/, build.rs, Cargo.toml and Cargo.lock.
 //
 // zig and cargo-zigbuild come from PyPI into $RICOCHET_CACHE (default
@@ -186,8 +186,12 @@ export function build({ force = false, client = false, allTargets = false, targe
     place(libPath(null), devOut);
   }
   if (client) {
-    const exe = join(dir, 'target', 'release', 'examples', process.platform === 'win32' ? 'wt_client.exe' : 'wt_client');
-    if (force || !upToDate(exe, Math.max(inputs, newest(join(dir, 'examples'))))) run('cargo', ['build', '--release', '--example', 'wt_client']);
+    const examples = ['wt_client', 'h3_probe'];
+    const exe = (name) => join(dir, 'target', 'release', 'examples', process.platform === 'win32' ? `${name}.exe` : name);
+    const since = Math.max(inputs, newest(join(dir, 'examples')));
+    if (force || examples.some((name) => !upToDate(exe(name), since))) {
+      run('cargo', ['build', '--release', ...examples.flatMap((name) => ['--example', name])]);
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const dir = dirname(dirname(fileURLToPath(import.meta.url)));
 const CLIENT = join(dir, 'target', 'release', 'examples', 'wt_client');
+const H3_PROBE = join(dir, 'target', 'release', 'examples', 'h3_probe');
 let WtServer;
 
 before(async () => {
@@ -22,10 +23,10 @@ before(async () => {
   ({ WtServer } = await import(join(dir, 'index.js')));
 }, { timeout: 15 * 60_000 });
 
-/** Runs the Rust client; resolves with its JSON summary. */
-function client(args) {
+/** Runs the Rust client (or `exe`); resolves with its JSON summary. */
+function client(args, exe = CLIENT) {
   return new Promise((resolve, reject) => {
-    const p = spawn(CLIENT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => { out += d; });
@@ -114,6 +115,87 @@ test('QUIC stream limits leave a session no bidi stream, at most 3 uni streams a
     assert.ok(r.uniBytesWritten <= 16 * 1024, JSON.stringify(r));
     const ok = await client(['--url', url(info.port), '--hash', info.certHashes[0], '--count', '20', '--rate', '1000']);
     assert.ok(ok.received >= 19, JSON.stringify(ok));
+    assert.equal(srv.stats().panics, 0);
+  } finally {
+    await srv.stop();
+  }
+});
+
+// HTTP/3 SETTINGS identifiers; e2e/webkit-webtransport.md ("Safari") has the sources.
+const H3 = {
+  ENABLE_CONNECT_PROTOCOL: '0x8', // RFC 9220
+  H3_DATAGRAM: '0x33', // RFC 9297 (draft-04's 0xffd277 is obsolete)
+  ENABLE_WEBTRANSPORT_DRAFT02: '0x2b603742', // what Chromium and Firefox look for
+  WT_MAX_SESSIONS_DRAFT07: '0xc671706a', // drafts 07-12; what Safari 26.4-26.6 looks for
+  WT_MAX_SESSIONS_DRAFT13: '0x14e9cd29', // drafts 13-14
+  WT_ENABLED_DRAFT15: '0x2c7cf000', // drafts 15-16
+  WT_INITIAL_MAX_DATA: '0x2b61',
+  WT_INITIAL_MAX_STREAMS_UNI: '0x2b64',
+  WT_INITIAL_MAX_STREAMS_BIDI: '0x2b65',
+};
+
+/**
+ * What a browser would miss in a server's SETTINGS (`[["0xID", value], ...]`
+ * as sent); empty if Chromium, Firefox and Safari can all open sessions.
+ */
+function settingsProblems(pairs) {
+  const out = [];
+  const ids = pairs.map(([id]) => id);
+  if (new Set(ids).size !== ids.length) out.push(`a setting sent twice: ${ids}`);
+  const got = Object.fromEntries(pairs);
+  const want = (id, why) => { if (got[id] !== 1) out.push(`${id} is ${got[id]}, not 1: ${why}`); };
+  want(H3.ENABLE_CONNECT_PROTOCOL, 'extended CONNECT');
+  want(H3.H3_DATAGRAM, 'datagrams');
+  want(H3.ENABLE_WEBTRANSPORT_DRAFT02, 'Chromium and Firefox');
+  // Safari abandons its CONNECT without it; and at more than 1 (or with any
+  // WT_INITIAL_MAX_* above 0) it expects session flow control, which
+  // wtransport lacks: Safari's streams would wait for credit that never comes.
+  want(H3.WT_MAX_SESSIONS_DRAFT07, 'Safari');
+  for (const id of [H3.WT_MAX_SESSIONS_DRAFT13, H3.WT_ENABLED_DRAFT15]) {
+    if (got[id] !== undefined && got[id] !== 1) out.push(`${id} is ${got[id]}: Safari would expect flow control`);
+  }
+  for (const id of [H3.WT_INITIAL_MAX_DATA, H3.WT_INITIAL_MAX_STREAMS_UNI, H3.WT_INITIAL_MAX_STREAMS_BIDI]) {
+    if (got[id]) out.push(`${id} is ${got[id]}: Safari would expect flow control`);
+  }
+  return out;
+}
+
+test('settingsProblems flags the SETTINGS other stacks sent when Safari failed', () => {
+  const base = [[H3.ENABLE_CONNECT_PROTOCOL, 1], [H3.H3_DATAGRAM, 1], [H3.ENABLE_WEBTRANSPORT_DRAFT02, 1]];
+  // hyperium/h3 before #363, webtransport-go before #261, aioquic: no draft-07 setting.
+  assert.equal(settingsProblems([...base, ['0x2b603743', 1]]).length, 1);
+  // quiche (fails-components/webtransport#490): draft-07 setting at 16, so Safari expects flow control.
+  assert.equal(settingsProblems([...base, [H3.WT_MAX_SESSIONS_DRAFT07, 16]]).length, 1);
+  // webtransport-go 0.12 (#355): WT_MAX_SESSIONS 2^62-1 without WT_INITIAL_MAX_*.
+  assert.equal(settingsProblems([...base, [H3.WT_MAX_SESSIONS_DRAFT07, 1], [H3.WT_MAX_SESSIONS_DRAFT13, 2 ** 62 - 1]]).length, 1);
+  assert.deepEqual(settingsProblems([...base, [H3.WT_MAX_SESSIONS_DRAFT07, 1]]), []);
+});
+
+test('HTTP/3 SETTINGS carry what Chromium, Firefox and Safari need, at values that need no WebTransport flow control', async () => {
+  const { srv, info } = await echoServer();
+  try {
+    const r = await client(['--port', String(info.port), '--hash', info.certHashes[0]], H3_PROBE);
+    assert.ok(Array.isArray(r.serverSettings), JSON.stringify(r));
+    assert.deepEqual(settingsProblems(r.serverSettings), [], JSON.stringify(r.serverSettings));
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('a client with Safari-style SETTINGS (no 0x2b603742) opens a session and its datagrams echo', async () => {
+  const { srv, info, ev } = await echoServer();
+  try {
+    // Safari's exact client SETTINGS are not published; what matters is that
+    // the server asks for no identifier it lacks (Chromium's draft-02 one).
+    const safari = [`${H3.H3_DATAGRAM}=1`, `${H3.WT_MAX_SESSIONS_DRAFT07}=1`, `${H3.WT_MAX_SESSIONS_DRAFT13}=1`,
+      `${H3.WT_ENABLED_DRAFT15}=1`, '0x6=16384'].join(',');
+    const r = await client(['--port', String(info.port), '--hash', info.certHashes[0], '--path', '/echo?room=3',
+      '--settings', safari], H3_PROBE);
+    assert.equal(r.status, '200', JSON.stringify(r));
+    assert.equal(r.datagramEchoed, true, JSON.stringify(r));
+    assert.equal(ev.sessions.length, 1);
+    assert.equal(ev.sessions[0].path, '/echo?room=3');
+    assert.equal(ev.sessions[0].origin, 'https://game.example');
     assert.equal(srv.stats().panics, 0);
   } finally {
     await srv.stop();
