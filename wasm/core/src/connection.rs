@@ -16,7 +16,7 @@ use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
 use crate::path::PathState;
-use crate::pn_bound::PnRoom;
+use crate::pn_bound::{PacketNumbers, PnRoom};
 use crate::recv_budget::RecvBudget;
 use crate::recv_channel::RecvChannel;
 use crate::rtt::RttEstimator;
@@ -90,8 +90,7 @@ pub struct Connection {
     pub(crate) timers: TimerTable,
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
-    pub(crate) next_pn: u64,
-    pub(crate) largest_acked: Option<u64>,
+    pub(crate) packet_numbers: PacketNumbers,
     pub(crate) pto_count: u32,
     pub(crate) last_eliciting_sent: u64,
     pub(crate) last_received: u64,
@@ -238,8 +237,7 @@ impl Connection {
             timers: TimerTable::default(),
             events: VecDeque::new(),
             stats,
-            next_pn: 0,
-            largest_acked: None,
+            packet_numbers: PacketNumbers::default(),
             pto_count: 0,
             last_eliciting_sent: now,
             last_received: now,

@@ -35,7 +35,7 @@ impl Connection {
         first_range: u64,
         ranges: &[u8],
     ) {
-        let Some(last_sent) = self.next_pn.checked_sub(1) else {
+        let Some(last_sent) = self.packet_numbers.last_sent() else {
             return;
         };
         let largest = expand_u16(largest16, last_sent);
@@ -66,8 +66,7 @@ impl Connection {
             lo = hi.saturating_sub(len);
         }
         let mut rtt_sampled = false;
-        if self.largest_acked.is_none_or(|l| largest > l) {
-            self.largest_acked = Some(largest);
+        if self.packet_numbers.on_ack(largest) {
             if let Some(sent_at) = largest_newly_acked {
                 let delay = delay_us.min(self.config.max_ack_delay_us);
                 self.rtt.update(now.saturating_sub(sent_at), delay);
@@ -109,7 +108,7 @@ impl Connection {
     }
 
     pub(crate) fn detect_lost(&mut self, now: u64) {
-        let Some(largest) = self.largest_acked else {
+        let Some(largest) = self.packet_numbers.largest_acked() else {
             return;
         };
         let mut lost = core::mem::take(&mut self.lost_scratch);

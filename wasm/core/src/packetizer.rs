@@ -100,7 +100,7 @@ impl Connection {
         }
         // Until the client proves its address, what is left of 3× what it sent.
         let max = max.min(self.amp.allowance());
-        let pn = self.next_pn;
+        let pn = self.packet_numbers.next();
         let mut w = Writer::new(&mut buf[..max]);
         let n = match self.state {
             State::Drained => None,
@@ -165,8 +165,8 @@ impl Connection {
             return None;
         }
         let (code, reason) = self.close_frame.clone()?;
-        wire::encode_data_header(w, self.conn_id, self.next_pn);
-        self.next_pn += 1;
+        wire::encode_data_header(w, self.conn_id, self.packet_numbers.next());
+        self.packet_numbers.advance();
         if self.received.ack_owed() && self.received.encode_ack(w, now) {
             self.received.on_ack_sent();
         }
@@ -190,7 +190,7 @@ impl Connection {
             // Protected packets leave room for their repair's image header.
             w.limit(w.capacity().saturating_sub(PROTECTED_RESERVE));
         }
-        let pn = self.next_pn;
+        let pn = self.packet_numbers.next();
         wire::encode_data_header(w, self.conn_id, pn);
         let mut ack_written = false;
         if self.received.ack_owed() {
@@ -270,7 +270,7 @@ impl Connection {
                 self.fec.meter.on_report_sent(now, report);
             }
         }
-        self.next_pn += 1;
+        self.packet_numbers.advance();
         let n = w.len();
         if fec_active {
             let deadline = self.repair_deadline(now, &chunks);
@@ -329,14 +329,14 @@ impl Connection {
     /// A packet of repair for the last group of packets (not ack-eliciting,
     /// never itself protected), with an ACK if one is owed and fits.
     fn transmit_repair(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
-        let repair = self.fec.tx.take_repair(self.next_pn)?;
+        let repair = self.fec.tx.take_repair(self.packet_numbers.next())?;
         let frame_len = wire::repair_frame_len(repair.parity.len());
         if wire::DATA_HEADER_LEN + frame_len > w.capacity() {
             // Cannot happen while protected packets keep PROTECTED_RESERVE free.
             self.fec.tx.recycle(repair.parity);
             return None;
         }
-        let pn = self.next_pn;
+        let pn = self.packet_numbers.next();
         wire::encode_data_header(w, self.conn_id, pn);
         if self.received.ack_owed()
             && self.received.ack_frame_len(now) + frame_len <= w.remaining()
@@ -346,7 +346,7 @@ impl Connection {
         }
         wire::encode_repair(w, repair.first_pn, repair.count, &repair.parity);
         self.fec.tx.recycle(repair.parity);
-        self.next_pn += 1;
+        self.packet_numbers.advance();
         let n = w.len();
         self.stats.fec_repair_packets_out += 1;
         self.stats.fec_repair_bytes_out += n as u64;

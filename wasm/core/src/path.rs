@@ -112,7 +112,7 @@ impl Connection {
         if max < wire::DATA_HEADER_LEN + 1 + PATH_DATA_LEN || !self.may_send(true) {
             return None;
         }
-        let pn = self.next_pn;
+        let pn = self.packet_numbers.next();
         let mut w = Writer::new(&mut buf[..max]);
         if !(wire::encode_data_header(&mut w, self.conn_id, pn)
             && wire::encode_path_frame(&mut w, wire::FRAME_PATH_CHALLENGE, &challenge))
@@ -121,7 +121,7 @@ impl Connection {
         }
         let n = w.len();
         self.keys.tx.seal(&mut buf[..n], pn);
-        self.next_pn += 1;
+        self.packet_numbers.advance();
         if let Some(p) = &mut self.path.check {
             p.due = false;
             p.amp.on_sent(n);

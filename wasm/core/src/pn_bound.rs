@@ -65,10 +65,46 @@ pub(crate) enum PnRoom {
     None,
 }
 
-impl Connection {
+/// The sender's packet numbers: the next one to use and the largest the
+/// peer acknowledged. Only this file changes them.
+#[derive(Debug, Default)]
+pub(crate) struct PacketNumbers {
+    next: u64,
+    largest_acked: Option<u64>,
+}
+
+impl PacketNumbers {
+    /// The number the next DATA packet gets.
+    pub fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// The number `next` went on a packet: move past it.
+    pub fn advance(&mut self) {
+        self.next += 1;
+    }
+
+    /// The newest number used, None before any.
+    pub fn last_sent(&self) -> Option<u64> {
+        self.next.checked_sub(1)
+    }
+
+    pub fn largest_acked(&self) -> Option<u64> {
+        self.largest_acked
+    }
+
+    /// An ACK's largest (expanded): true if no ACK had acknowledged it yet.
+    pub fn on_ack(&mut self, largest: u64) -> bool {
+        let newly = self.largest_acked.is_none_or(|l| largest > l);
+        if newly {
+            self.largest_acked = Some(largest);
+        }
+        newly
+    }
+
     /// Where the next packet number stands against the sender's bounds.
-    pub(crate) fn pn_room(&self) -> PnRoom {
-        let ahead = self.next_pn - self.largest_acked.map_or(0, |l| l + 1);
+    pub fn room(&self) -> PnRoom {
+        let ahead = self.next - self.largest_acked.map_or(0, |l| l + 1);
         if ahead < MAX_SEND_AHEAD {
             PnRoom::Open
         } else if ahead < MAX_PROBE_AHEAD {
@@ -76,6 +112,13 @@ impl Connection {
         } else {
             PnRoom::None
         }
+    }
+}
+
+impl Connection {
+    /// Where the next packet number stands against the sender's bounds.
+    pub(crate) fn pn_room(&self) -> PnRoom {
+        self.packet_numbers.room()
     }
 
     /// Add a PING to the next packet if no ack-eliciting packet went in the
@@ -85,7 +128,7 @@ impl Connection {
     pub(crate) fn elicit_if_due(&mut self) {
         // One past the newest ack-eliciting packet ever sent (0 before any).
         let newest = self.sent.tracked().end;
-        if self.next_pn >= newest + ELICIT_EVERY {
+        if self.packet_numbers.next() >= newest + ELICIT_EVERY {
             self.ping_due = true;
         }
     }
