@@ -82,7 +82,7 @@ impl Connection {
         self.keys = SessionKeys::new(self.keys.key, Direction::ClientToServer, &nonce);
         // Prove our address at once: the server holds its data back (3× what
         // we sent) until a DATA packet of ours arrives.
-        self.ping_due = true;
+        self.owed.ping();
     }
 
     /// A DATA packet's tag verified. For a server, its key mixes in our
@@ -92,7 +92,7 @@ impl Connection {
     pub(crate) fn on_authentic_data(&mut self) -> Result<(), DropReason> {
         self.amp.validate();
         if self.state == State::Connecting {
-            self.hello_due = true;
+            self.owed.hello();
             return Err(DropReason::Unexpected);
         }
         Ok(())

@@ -15,6 +15,7 @@ use crate::congestion::{self, CongestionController, DeliveryRate, Pacer};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
+use crate::packetizer::Owed;
 use crate::path::PathState;
 use crate::pn_bound::{PacketNumbers, PnRoom};
 use crate::recv_budget::RecvBudget;
@@ -64,15 +65,8 @@ pub struct Connection {
     pub(crate) amp: AmpLimit,
     /// Path validation (see `path`).
     pub(crate) path: PathState,
-    pub(crate) handshake_payload: Vec<u8>,
-    pub(crate) hello_sends: u32,
-    pub(crate) hello_due: bool,
-    pub(crate) welcome_due: bool,
-    pub(crate) close_frame: Option<(u64, String)>,
-    pub(crate) close_due: bool,
-    pub(crate) ping_due: bool,
-    /// Probe packets owed after a probe timeout (they may exceed the window).
-    pub(crate) probes_due: u8,
+    /// HELLO, WELCOME, CLOSE, PING and probes owed (see `packetizer`).
+    pub(crate) owed: Owed,
     pub(crate) send: Vec<SendChannel>,
     pub(crate) recv: Vec<RecvChannel>,
     pub(crate) recv_budget: RecvBudget,
@@ -131,8 +125,7 @@ impl Connection {
         let nonce = [0; NONCE_LEN];
         let keys = SessionKeys::new(key, Direction::ClientToServer, &nonce);
         let mut c = Connection::new(config, Side::Client, conn_id, keys, nonce, channels, now);
-        c.handshake_payload = handshake.to_vec();
-        c.hello_due = true;
+        c.owed = Owed::client(handshake.to_vec());
         c.timers
             .set(Timer::Handshake, now + c.config.handshake_timeout_us);
         Ok(c)
@@ -167,7 +160,7 @@ impl Connection {
         let mut c = Connection::new(config, Side::Server, conn_id, keys, nonce, channels, now);
         c.amp = AmpLimit::unvalidated(hello_bytes as u64);
         c.state = State::Connected;
-        c.welcome_due = true;
+        c.owed.welcome();
         c.events.push_back(Event::Connected);
         c
     }
@@ -205,14 +198,7 @@ impl Connection {
             nonce,
             amp: AmpLimit::validated(),
             path: PathState::default(),
-            handshake_payload: Vec::new(),
-            hello_sends: 0,
-            hello_due: false,
-            welcome_due: false,
-            close_frame: None,
-            close_due: false,
-            ping_due: false,
-            probes_due: 0,
+            owed: Owed::default(),
             send: config
                 .channels
                 .iter()
@@ -371,8 +357,7 @@ impl Connection {
         });
         if was_connected {
             self.state = State::Closing;
-            self.close_frame = Some((code, reason));
-            self.close_due = true;
+            self.owed.close(code, reason);
             let drain = 3 * self.rtt.pto_base(self.config.max_ack_delay_us);
             self.timers.set(Timer::Drain, now + drain);
         }
@@ -429,7 +414,7 @@ impl Connection {
         let pn = self.authenticate(datagram)?;
         self.on_authentic_data()?;
         if self.state == State::Closing {
-            self.close_due = true;
+            self.owed.close_again();
             return Ok(());
         }
         let result = self.handle_data(now, datagram, pn, false);
@@ -597,7 +582,7 @@ impl Connection {
             (Side::Client, Handshake::Welcome { nonce, .. }) => {
                 if self.state == State::Connecting {
                     self.on_welcome_nonce(nonce);
-                    if self.hello_sends == 1 {
+                    if self.owed.hello_sends() == 1 {
                         // Unambiguous sample: HELLO was sent exactly once.
                         let sent_at = self
                             .timers
@@ -620,7 +605,7 @@ impl Connection {
             (Side::Server, Handshake::Hello { .. }) => {
                 // Our WELCOME was lost; say it again.
                 if self.state == State::Connected {
-                    self.welcome_due = true;
+                    self.owed.welcome();
                 }
                 self.amp.on_received(datagram.len());
                 self.last_received = now;
@@ -632,7 +617,7 @@ impl Connection {
 
     fn on_connected(&mut self, now: u64) {
         self.state = State::Connected;
-        self.hello_due = false;
+        self.owed.cancel_hello();
         self.timers.stop(Timer::Handshake);
         self.timers.stop(Timer::HelloResend);
         self.last_received = now;
@@ -709,7 +694,7 @@ impl Connection {
     /// (`_now` keeps the uniform `handle_*(now, …)` shape; nothing here depends on it yet.)
     pub fn handle_path_change(&mut self, _now: u64) {
         match self.state {
-            State::Connecting if self.side == Side::Client => self.hello_due = true,
+            State::Connecting if self.side == Side::Client => self.owed.hello(),
             State::Connected => {
                 self.on_probe_timeout();
                 self.pto_count = 0;
@@ -735,7 +720,7 @@ impl Connection {
             return;
         }
         if self.timers.expire(Timer::HelloResend, now) {
-            self.hello_due = true;
+            self.owed.hello();
         }
         if self.timers.expire(Timer::LossDetection, now) {
             self.detect_lost(now);
@@ -747,7 +732,7 @@ impl Connection {
             self.on_early_resend_timeout(now);
         }
         if self.timers.expire(Timer::Keepalive, now) {
-            self.ping_due = true;
+            self.owed.ping();
         }
         if self.timers.expire(Timer::Repair, now) {
             self.fec.tx.on_timeout(now);

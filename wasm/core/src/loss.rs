@@ -174,7 +174,7 @@ impl Connection {
     pub(crate) fn on_probe_timeout(&mut self) {
         self.pto_count = (self.pto_count + 1).min(16);
         self.stop_awaiting_open_group();
-        self.probes_due = 2;
+        self.owed.probes(2);
         let mut probe: Vec<Chunk> = Vec::new();
         for p in self.sent.oldest(2) {
             for c in &p.chunks {
@@ -184,7 +184,7 @@ impl Connection {
             }
         }
         if probe.is_empty() {
-            self.ping_due = true;
+            self.owed.ping();
         }
         for c in probe.into_iter().rev() {
             self.retransmit.push_front(c);

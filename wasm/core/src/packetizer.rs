@@ -72,6 +72,75 @@ fn write_chunk(
     true
 }
 
+/// What the next datagrams owe the peer besides messages. Inputs and
+/// timers elsewhere ask for these through the methods; only this file
+/// clears them, as it sends them.
+#[derive(Debug, Default)]
+pub(crate) struct Owed {
+    /// Client: HELLO's handshake payload, and how often HELLO went.
+    handshake_payload: Vec<u8>,
+    hello_sends: u32,
+    hello: bool,
+    welcome: bool,
+    /// CLOSE's code and reason, and whether it is owed (again).
+    close_frame: Option<(u64, String)>,
+    close: bool,
+    ping: bool,
+    /// Probe packets owed after a probe timeout (they may exceed the window).
+    probes: u8,
+}
+
+impl Owed {
+    /// A client's: its first HELLO, carrying `handshake_payload`.
+    pub fn client(handshake_payload: Vec<u8>) -> Owed {
+        Owed {
+            handshake_payload,
+            hello: true,
+            ..Owed::default()
+        }
+    }
+
+    pub fn hello(&mut self) {
+        self.hello = true;
+    }
+
+    /// Connected: no HELLO is owed any more.
+    pub fn cancel_hello(&mut self) {
+        self.hello = false;
+    }
+
+    pub fn hello_due(&self) -> bool {
+        self.hello
+    }
+
+    pub fn hello_sends(&self) -> u32 {
+        self.hello_sends
+    }
+
+    pub fn welcome(&mut self) {
+        self.welcome = true;
+    }
+
+    /// Closing locally: CLOSE with this code and reason.
+    pub fn close(&mut self, code: u64, reason: String) {
+        self.close_frame = Some((code, reason));
+        self.close = true;
+    }
+
+    /// Closing, a packet arrived: answer it with the same CLOSE.
+    pub fn close_again(&mut self) {
+        self.close = true;
+    }
+
+    pub fn ping(&mut self) {
+        self.ping = true;
+    }
+
+    pub fn probes(&mut self, n: u8) {
+        self.probes = n;
+    }
+}
+
 impl Connection {
     /// The bytes of chunk `c`'s fragment and its message's fragment count,
     /// or None if the message was cut again or that fragment was acked.
@@ -104,9 +173,9 @@ impl Connection {
         let mut w = Writer::new(&mut buf[..max]);
         let n = match self.state {
             State::Drained => None,
-            State::Connected if self.welcome_due => {
+            State::Connected if self.owed.welcome => {
                 let sent = wire::encode_welcome(&mut w, self.conn_id, &self.nonce);
-                self.welcome_due &= !sent;
+                self.owed.welcome &= !sent;
                 sent.then_some(w.len())
             }
             _ if max < MIN_DATAGRAM => None,
@@ -134,7 +203,7 @@ impl Connection {
     }
 
     fn transmit_hello(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
-        if self.side != Side::Client || !self.hello_due {
+        if self.side != Side::Client || !self.owed.hello {
             return None;
         }
         let kinds: Vec<_> = self.config.channels.iter().map(|c| c.kind).collect();
@@ -143,28 +212,28 @@ impl Connection {
             self.conn_id,
             &kinds,
             &self.keys.key,
-            &self.handshake_payload,
+            &self.owed.handshake_payload,
         ) {
             return None;
         }
         wire::pad_hello(w);
-        self.hello_due = false;
-        self.hello_sends += 1;
+        self.owed.hello = false;
+        self.owed.hello_sends += 1;
         self.last_eliciting_sent = now;
         self.timers.stop(Timer::HelloResend);
         Some(w.len())
     }
 
     fn transmit_close(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
-        if !self.close_due {
+        if !self.owed.close {
             return None;
         }
-        self.close_due = false;
+        self.owed.close = false;
         // Past even the probe bound the peer would refuse it (pn_bound).
         if !self.may_send(true) {
             return None;
         }
-        let (code, reason) = self.close_frame.clone()?;
+        let (code, reason) = self.owed.close_frame.clone()?;
         wire::encode_data_header(w, self.conn_id, self.packet_numbers.next());
         self.packet_numbers.advance();
         if self.received.ack_owed() && self.received.encode_ack(w, now) {
@@ -176,7 +245,7 @@ impl Connection {
 
     fn transmit_data(&mut self, now: u64, w: &mut Writer) -> Option<usize> {
         // Too far past the largest acknowledged: only a probe may go (pn_bound).
-        if !self.may_send(self.probes_due > 0) {
+        if !self.may_send(self.owed.probes > 0) {
             return None;
         }
         if self.pn_room() == PnRoom::Open && self.fec.tx.is_due() {
@@ -198,12 +267,12 @@ impl Connection {
         }
         let mut eliciting = false;
         self.elicit_if_due();
-        if self.ping_due && w.put_u8(wire::FRAME_PING) {
-            self.ping_due = false;
+        if self.owed.ping && w.put_u8(wire::FRAME_PING) {
+            self.owed.ping = false;
             eliciting = true;
         }
         eliciting |= self.write_path_response(w);
-        let probing = self.probes_due > 0;
+        let probing = self.owed.probes > 0;
         let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.cc.window();
         // Pacing: with window room, data still waits until the pacer allows it.
         let release = if room {
@@ -291,7 +360,7 @@ impl Connection {
         self.stats.payload_bytes_out += payload as u64;
         self.stats.overhead_bytes_out += (n - payload) as u64;
         if eliciting {
-            self.probes_due = self.probes_due.saturating_sub(1);
+            self.owed.probes = self.owed.probes.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
             // Only paced data spends pacing credit: the bandwidth estimate

@@ -129,7 +129,7 @@ impl Connection {
         // One past the newest ack-eliciting packet ever sent (0 before any).
         let newest = self.sent.tracked().end;
         if self.packet_numbers.next() >= newest + ELICIT_EVERY {
-            self.ping_due = true;
+            self.owed.ping();
         }
     }
 

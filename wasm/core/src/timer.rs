@@ -122,10 +122,10 @@ impl Connection {
             State::Connecting => {
                 if self.side == Side::Client
                     && self.timers.get(Timer::HelloResend).is_none()
-                    && !self.hello_due
+                    && !self.owed.hello_due()
                 {
                     let backoff = self.config.handshake_resend_us
-                        << self.hello_sends.saturating_sub(1).min(5);
+                        << self.owed.hello_sends().saturating_sub(1).min(5);
                     self.timers
                         .set(Timer::HelloResend, self.last_eliciting_sent + backoff);
                 }
