@@ -11,7 +11,6 @@ use crate::ack::ReceivedPackets;
 use crate::amplify::AmpLimit;
 use crate::auth::{self, Direction, Nonce, SessionKey, SessionKeys, CLIENT_ENTROPY_LEN, NONCE_LEN};
 use crate::config::{ChannelConfig, Config};
-use crate::congestion::{self, CongestionController, DeliveryRate, Pacer};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
@@ -22,6 +21,7 @@ use crate::recv_budget::RecvBudget;
 use crate::recv_channel::RecvChannel;
 use crate::rtt::RttEstimator;
 use crate::send_channel::{Released, SendChannel};
+use crate::send_rate::SendRate;
 use crate::sent::{Chunk, SentPacket, SentPackets};
 use crate::stats::{ChannelStats, Stats};
 use crate::timer::{Timer, TimerTable};
@@ -76,11 +76,8 @@ pub struct Connection {
     pub(crate) sent: SentPackets,
     pub(crate) received: ReceivedPackets,
     pub(crate) rtt: RttEstimator,
-    pub(crate) cc: Box<dyn CongestionController>,
-    pub(crate) delivery: DeliveryRate,
-    pub(crate) pacer: Pacer,
-    /// Data waits for the pacer until then (sets `Timer::Pacing`).
-    pub(crate) paced_until: Option<u64>,
+    /// Congestion control, delivery rate and pacing (see `send_rate`).
+    pub(crate) rate: SendRate,
     pub(crate) timers: TimerTable,
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
@@ -216,10 +213,7 @@ impl Connection {
             sent: SentPackets::default(),
             received: ReceivedPackets::default(),
             rtt: RttEstimator::new(config.initial_rtt_us),
-            cc: congestion::build(config.congestion, config.max_datagram_size as u64),
-            delivery: DeliveryRate::default(),
-            pacer: Pacer::new(config.max_datagram_size as u64),
-            paced_until: None,
+            rate: SendRate::new(&config),
             timers: TimerTable::default(),
             events: VecDeque::new(),
             stats,
@@ -280,7 +274,7 @@ impl Connection {
         // Only ack-eliciting packets are tracked for loss; pure ACKs are not.
         s.loss_out =
             self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
-        s.congestion_window = self.cc.window();
+        s.congestion_window = self.rate.window();
         s.bytes_in_flight = self.sent.bytes_in_flight();
         s.send_buffer_bytes = self.send_buffered as u64;
         s.recv_buffer_bytes = self.recv_budget.buffered as u64;
@@ -741,7 +735,7 @@ impl Connection {
             self.on_path_timeout(now);
         }
         if self.timers.expire(Timer::Pacing, now) {
-            self.paced_until = None;
+            self.rate.on_pacing_timeout();
         }
         self.timers.expire(Timer::Ack, now);
         self.refresh_timers();

@@ -47,8 +47,7 @@ impl Connection {
             return Ok(());
         }
         self.config.max_datagram_size = bytes;
-        self.cc.set_max_datagram(bytes as u64);
-        self.pacer.set_max_datagram(bytes as u64);
+        self.rate.set_max_datagram(bytes as u64);
         self.fec.tx.set_max_datagram(bytes);
         let (whole_max, frag_size) = self.cut_sizes();
         let mut recut = Vec::new();

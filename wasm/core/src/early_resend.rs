@@ -25,7 +25,7 @@ impl Connection {
         self.config.early_resend
             && self.pto_count == 0
             && self.rtt.has_sample()
-            && self.sent.bytes_in_flight() * 2 <= self.cc.window()
+            && self.sent.bytes_in_flight() * 2 <= self.rate.window()
             && !self.bulk()
     }
 

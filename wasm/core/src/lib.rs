@@ -166,6 +166,7 @@ mod recv_budget;
 mod recv_channel;
 mod rtt;
 mod send_channel;
+mod send_rate;
 mod sent;
 mod server;
 mod slab_map;

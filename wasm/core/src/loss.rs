@@ -5,7 +5,7 @@
 //! resend on thin streams is in `early_resend.rs`; FEC's hold on the verdict
 //! of lost unreliable messages in `fec/rebuild_wait.rs`.
 
-use crate::congestion::{AckEvent, LossEvent};
+use crate::congestion::LossEvent;
 use crate::connection::Connection;
 use crate::event::Event;
 use crate::prelude::*;
@@ -75,29 +75,22 @@ impl Connection {
         }
         if acked_any {
             self.pto_count = 0;
-            let (sample, delivered, bytes_in_flight) = (
-                self.delivery.take_sample(self.rtt.min()),
-                self.delivery.delivered(),
-                self.sent.bytes_in_flight(),
-            );
-            let ack = AckEvent {
+            self.rate.on_ack(
+                now,
                 acked_bytes,
                 newest_acked_sent_at,
-                bytes_in_flight,
+                self.sent.bytes_in_flight(),
                 rtt_sampled,
-                rtt: &self.rtt,
-                sample,
-                delivered,
-            };
-            self.cc.on_ack(now, &ack);
+                &self.rtt,
+            );
         }
         self.ack_awaited(largest, first_range, ranges);
         self.detect_lost(now);
     }
 
     fn on_packet_acked(&mut self, now: u64, p: SentPacket) {
-        self.delivery
-            .on_acked(now, &p.delivery, p.time_sent, p.size);
+        self.rate
+            .on_packet_acked(now, &p.delivery, p.time_sent, p.size);
         for c in &p.chunks {
             if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c) {
                 self.send_buffered -= r.bytes;
@@ -125,7 +118,7 @@ impl Connection {
         }
         if let Some(newest) = lost.iter().map(|p| p.time_sent).max() {
             let lost_bytes = lost.iter().map(|p| p.size).sum();
-            self.cc.on_loss(
+            self.rate.on_loss(
                 now,
                 &LossEvent {
                     lost_bytes,

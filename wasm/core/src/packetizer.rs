@@ -9,9 +9,11 @@ use crate::fec::encoder::PROTECTED_RESERVE;
 use crate::fec::loss_meter;
 use crate::pn_bound::PnRoom;
 use crate::prelude::*;
+use crate::send_channel::SendChannel;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};
+use alloc::collections::VecDeque;
 
 /// Smallest datagram worth sending but a WELCOME (which needs 23 bytes).
 const MIN_DATAGRAM: usize = 64;
@@ -70,6 +72,11 @@ fn write_chunk(
         count: 1,
     });
     true
+}
+
+/// Retransmissions or first transmissions are waiting.
+fn has_unsent(retransmit: &VecDeque<Chunk>, send: &[SendChannel]) -> bool {
+    !retransmit.is_empty() || send.iter().any(|s| s.queued_messages() > 0)
 }
 
 /// What the next datagrams owe the peer besides messages. Inputs and
@@ -273,20 +280,13 @@ impl Connection {
         }
         eliciting |= self.write_path_response(w);
         let probing = self.owed.probes > 0;
-        let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.cc.window();
-        // Pacing: with window room, data still waits until the pacer allows it.
-        let release = if room {
-            self.pacer
-                .release_time(now, self.cc.pacing_rate(&self.rtt), w.capacity() as u64)
-        } else {
-            now
-        };
-        let paced = release > now;
-        let waiting = paced && self.has_unsent();
-        if paced && !waiting {
-            self.pacer.on_queue_empty();
-        }
-        self.paced_until = waiting.then_some(release);
+        let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.rate.window();
+        let (retransmit, send) = (&self.retransmit, &self.send);
+        let paced = self
+            .rate
+            .pace(now, &self.rtt, room, w.capacity() as u64, || {
+                has_unsent(retransmit, send)
+            });
         let mut chunks = self.sent.take_chunk_vec();
         let mut payload = 0usize;
         let mut resends = probing;
@@ -309,9 +309,7 @@ impl Connection {
             self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
             eliciting |= !chunks.is_empty();
             if room && !paced && !self.has_unsent() {
-                // Neither window nor pacer held data back: the sender is
-                // app-limited and its rate says nothing about the path.
-                self.delivery
+                self.rate
                     .on_app_limited(self.sent.bytes_in_flight() + w.len() as u64);
             }
         }
@@ -363,12 +361,9 @@ impl Connection {
             self.owed.probes = self.owed.probes.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
-            // Only paced data spends pacing credit: the bandwidth estimate
-            // counts delivered data alone, so charging repair and pure ACKs
-            // too would pace data below what the path delivers.
-            let rate = self.cc.pacing_rate(&self.rtt);
-            self.pacer.on_sent(now, rate, n as u64);
-            let delivery = self.delivery.on_sent(now, self.sent.bytes_in_flight());
+            let delivery = self
+                .rate
+                .on_sent(now, &self.rtt, n as u64, self.sent.bytes_in_flight());
             self.sent.insert(SentPacket {
                 pn,
                 time_sent: now,
@@ -377,7 +372,6 @@ impl Connection {
                 delivery,
                 skip_early_resend: resends,
             });
-            self.cc.on_sent(now, n as u64, self.sent.bytes_in_flight());
         } else {
             self.sent.recycle(chunks);
         }
@@ -387,12 +381,11 @@ impl Connection {
     /// A bulk transfer is under way: more is buffered than two congestion
     /// windows, so the path, not the application, sets the pace.
     pub(crate) fn bulk(&self) -> bool {
-        self.send_buffered as u64 > self.cc.window().saturating_mul(2)
+        self.send_buffered as u64 > self.rate.window().saturating_mul(2)
     }
 
-    /// Retransmissions or first transmissions are waiting.
     fn has_unsent(&self) -> bool {
-        !self.retransmit.is_empty() || self.send.iter().any(|s| s.queued_messages() > 0)
+        has_unsent(&self.retransmit, &self.send)
     }
 
     /// A packet of repair for the last group of packets (not ack-eliciting,

@@ -145,7 +145,7 @@ impl Connection {
             Some(t) => self.timers.set(Timer::Repair, t),
             None => self.timers.stop(Timer::Repair),
         }
-        match self.paced_until {
+        match self.rate.paced_until() {
             Some(t) => self.timers.set(Timer::Pacing, t),
             None => self.timers.stop(Timer::Pacing),
         }
