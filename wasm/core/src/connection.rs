@@ -14,6 +14,7 @@ use crate::config::{ChannelConfig, Config};
 use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
+use crate::loss::Recovery;
 use crate::packetizer::Owed;
 use crate::path::PathState;
 use crate::pn_bound::{PacketNumbers, PnRoom};
@@ -22,7 +23,6 @@ use crate::recv_channel::RecvChannel;
 use crate::rtt::RttEstimator;
 use crate::send_channel::{Released, SendChannel};
 use crate::send_rate::SendRate;
-use crate::sent::{Chunk, SentPacket, SentPackets};
 use crate::stats::{ChannelStats, Stats};
 use crate::timer::{Timer, TimerTable};
 use crate::wire::{
@@ -72,8 +72,8 @@ pub struct Connection {
     pub(crate) recv_budget: RecvBudget,
     /// Order in which channels get room in a datagram (priority, then index).
     pub(crate) channel_order: Vec<u8>,
-    pub(crate) retransmit: VecDeque<Chunk>,
-    pub(crate) sent: SentPackets,
+    /// Packets in flight, retransmissions, probe backoff (see `loss`).
+    pub(crate) recovery: Recovery,
     pub(crate) received: ReceivedPackets,
     pub(crate) rtt: RttEstimator,
     /// Congestion control, delivery rate and pacing (see `send_rate`).
@@ -82,12 +82,10 @@ pub struct Connection {
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
     pub(crate) packet_numbers: PacketNumbers,
-    pub(crate) pto_count: u32,
     pub(crate) last_eliciting_sent: u64,
     pub(crate) last_received: u64,
     pub(crate) next_message_id: MessageId,
     pub(crate) send_buffered: usize,
-    pub(crate) lost_scratch: Vec<SentPacket>,
     pub(crate) released_scratch: Vec<Released>,
     pub(crate) fec: FecState,
     /// Packets below this need no early resend (see `early_resend`).
@@ -209,8 +207,7 @@ impl Connection {
                 .collect(),
             recv_budget: RecvBudget::new(config.recv_buffer_bytes, config.max_message_size),
             channel_order,
-            retransmit: VecDeque::new(),
-            sent: SentPackets::default(),
+            recovery: Recovery::default(),
             received: ReceivedPackets::default(),
             rtt: RttEstimator::new(config.initial_rtt_us),
             rate: SendRate::new(&config),
@@ -218,12 +215,10 @@ impl Connection {
             events: VecDeque::new(),
             stats,
             packet_numbers: PacketNumbers::default(),
-            pto_count: 0,
             last_eliciting_sent: now,
             last_received: now,
             next_message_id: 1,
             send_buffered: 0,
-            lost_scratch: Vec::new(),
             released_scratch: Vec::new(),
             fec: FecState::new(config.fec, config.max_datagram_size),
             early_cursor: 0,
@@ -275,7 +270,7 @@ impl Connection {
         s.loss_out =
             self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
         s.congestion_window = self.rate.window();
-        s.bytes_in_flight = self.sent.bytes_in_flight();
+        s.bytes_in_flight = self.recovery.bytes_in_flight();
         s.send_buffer_bytes = self.send_buffered as u64;
         s.recv_buffer_bytes = self.recv_budget.buffered as u64;
         for (i, cs) in s.channels.iter_mut().enumerate() {
@@ -365,11 +360,8 @@ impl Connection {
             }
         }
         self.send_buffered = 0;
-        self.retransmit.clear();
+        self.recovery.clear();
         self.fec.awaiting.clear();
-        for p in self.sent.drain() {
-            drop(p);
-        }
         self.events.push_back(Event::Closed(reason));
         self.state = State::Drained;
         self.timers.stop_all();
@@ -507,12 +499,12 @@ impl Connection {
         // resumed transport, a healed path): probe at the base interval again
         // instead of waiting out a backoff grown while nothing could arrive.
         // Not when stopped at the packet-number bound: see `pn_bound`.
-        if self.pto_count > 0
+        if self.recovery.pto_count() > 0
             && self.pn_room() == PnRoom::Open
             && now.saturating_sub(self.last_received)
                 > self.rtt.pto_base(self.config.max_ack_delay_us)
         {
-            self.pto_count = 0;
+            self.recovery.reset_backoff();
         }
         self.last_received = now;
         if !rebuilt {
@@ -691,7 +683,7 @@ impl Connection {
             State::Connecting if self.side == Side::Client => self.owed.hello(),
             State::Connected => {
                 self.on_probe_timeout();
-                self.pto_count = 0;
+                self.recovery.reset_backoff();
             }
             _ => return,
         }

@@ -57,8 +57,8 @@ impl Connection {
             if !recut.is_empty() {
                 // Their queued retransmissions name the old cut (stale, see
                 // the module docs); the fresh cut goes from its first fragment.
-                self.retransmit
-                    .retain(|c| c.channel as usize != ch || !recut.contains(&c.seq));
+                self.recovery
+                    .retain_retransmits(|c| c.channel as usize != ch || !recut.contains(&c.seq));
                 self.stats.recut_messages += recut.len() as u64;
             }
         }

@@ -15,7 +15,6 @@
 //! about once however often the timer is refreshed.
 
 use crate::connection::Connection;
-use crate::loss::unacked_reliable;
 use crate::timer::Timer;
 
 impl Connection {
@@ -23,9 +22,9 @@ impl Connection {
     /// the controller allows, so a resend cannot crowd anything out.
     fn thin(&self) -> bool {
         self.config.early_resend
-            && self.pto_count == 0
+            && self.recovery.pto_count() == 0
             && self.rtt.has_sample()
-            && self.sent.bytes_in_flight() * 2 <= self.rate.window()
+            && self.recovery.bytes_in_flight() * 2 <= self.rate.window()
             && !self.bulk()
     }
 
@@ -39,10 +38,11 @@ impl Connection {
     /// The first packet at or after the cursor that may still need an early
     /// resend; moves the cursor past the ones that cannot.
     fn early_candidate(&mut self) -> Option<u64> {
-        let tracked = self.sent.tracked();
+        let sent = self.recovery.sent();
+        let tracked = sent.tracked();
         let mut pn = self.early_cursor.max(tracked.start);
         while pn < tracked.end {
-            let resendable = self.sent.get(pn).is_some_and(|p| {
+            let resendable = sent.get(pn).is_some_and(|p| {
                 !p.skip_early_resend
                     && p.chunks
                         .iter()
@@ -61,7 +61,7 @@ impl Connection {
     pub(crate) fn refresh_early_resend(&mut self) {
         let at = if self.thin() {
             self.early_candidate()
-                .and_then(|pn| self.sent.get(pn))
+                .and_then(|pn| self.recovery.sent().get(pn))
                 .map(|p| p.time_sent + self.rtt.ack_overdue_after())
         } else {
             None
@@ -80,21 +80,13 @@ impl Connection {
         }
         let overdue = self.rtt.ack_overdue_after();
         while let Some(pn) = self.early_candidate() {
-            let Some(p) = self.sent.get_mut(pn) else {
+            let Some(p) = self.recovery.sent().get(pn) else {
                 break;
             };
             if p.time_sent + overdue > now {
                 break;
             }
-            p.skip_early_resend = true; // resent now: once is enough
-            let mut queued = false;
-            for &c in &p.chunks {
-                if unacked_reliable(&self.send, &c) && !self.retransmit.contains(&c) {
-                    self.retransmit.push_back(c);
-                    queued = true;
-                }
-            }
-            if queued {
+            if self.recovery.resend_early(pn, &self.send) {
                 self.stats.early_resends += 1;
             }
         }

@@ -10,9 +10,10 @@ use crate::connection::Connection;
 use crate::event::Event;
 use crate::prelude::*;
 use crate::send_channel::{Released, SendChannel};
-use crate::sent::{Chunk, SentPacket};
+use crate::sent::{Chunk, SentPacket, SentPackets};
 use crate::timer::Timer;
 use crate::wire::{expand_u16, AckRanges};
+use alloc::collections::VecDeque;
 
 /// True if chunk `c` is reliable data its peer has not acknowledged yet, so
 /// a lost, probed or overdue packet's copy of it must go again. Not if the
@@ -24,6 +25,98 @@ pub(crate) fn unacked_reliable(send: &[SendChannel], c: &Chunk) -> bool {
         && ch
             .get(c.seq)
             .is_some_and(|m| m.is_cut(c) && !m.is_acked(c.frag))
+}
+
+/// The sender's loss recovery: packets in flight, data queued to go again,
+/// the probe timeout's backoff. Only this file changes it; other files read
+/// `sent()` and call the methods below (early resend: `resend_early`).
+#[derive(Debug, Default)]
+pub(crate) struct Recovery {
+    sent: SentPackets,
+    /// Reliable data to send again, oldest first.
+    retransmit: VecDeque<Chunk>,
+    /// Probe timeouts since the last ACK (the backoff's exponent, ≤ 16).
+    pto_count: u32,
+    lost_scratch: Vec<SentPacket>,
+}
+
+impl Recovery {
+    /// Ack-eliciting packets in flight.
+    pub fn sent(&self) -> &SentPackets {
+        &self.sent
+    }
+
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.sent.bytes_in_flight()
+    }
+
+    pub fn pto_count(&self) -> u32 {
+        self.pto_count
+    }
+
+    /// Probe at the base interval again (the peer is back, or the path
+    /// changed).
+    pub fn reset_backoff(&mut self) {
+        self.pto_count = 0;
+    }
+
+    /// An ack-eliciting packet left: track it.
+    pub fn on_sent(&mut self, p: SentPacket) {
+        self.sent.insert(p);
+    }
+
+    /// A chunk list for the next packet, from the pool.
+    pub fn take_chunk_vec(&mut self) -> Vec<Chunk> {
+        self.sent.take_chunk_vec()
+    }
+
+    pub fn recycle(&mut self, chunks: Vec<Chunk>) {
+        self.sent.recycle(chunks);
+    }
+
+    /// The oldest chunk queued to go again (still queued).
+    pub fn next_retransmit(&self) -> Option<Chunk> {
+        self.retransmit.front().copied()
+    }
+
+    /// `next_retransmit` was sent, or needs sending no more.
+    pub fn pop_retransmit(&mut self) {
+        self.retransmit.pop_front();
+    }
+
+    pub fn has_retransmits(&self) -> bool {
+        !self.retransmit.is_empty()
+    }
+
+    /// Keep only the queued retransmissions `keep` accepts.
+    pub fn retain_retransmits(&mut self, keep: impl FnMut(&Chunk) -> bool) {
+        self.retransmit.retain(keep);
+    }
+
+    /// The connection ended: forget every packet and retransmission.
+    pub fn clear(&mut self) {
+        self.retransmit.clear();
+        for p in self.sent.drain() {
+            drop(p);
+        }
+    }
+
+    /// Early resend (see `early_resend`): queue packet `pn`'s unacknowledged
+    /// reliable data not queued already, once per packet. True if any was.
+    pub fn resend_early(&mut self, pn: u64, send: &[SendChannel]) -> bool {
+        let Some(p) = self.sent.get_mut(pn) else {
+            return false;
+        };
+        p.skip_early_resend = true; // resent now: once is enough
+        let mut queued = false;
+        for &c in &p.chunks {
+            if unacked_reliable(send, &c) && !self.retransmit.contains(&c) {
+                self.retransmit.push_back(c);
+                queued = true;
+            }
+        }
+        queued
+    }
 }
 
 impl Connection {
@@ -42,16 +135,16 @@ impl Connection {
         if largest > last_sent {
             return; // acknowledges a packet never sent: ignore
         }
-        let largest_newly_acked = self.sent.get(largest).map(|p| p.time_sent);
+        let largest_newly_acked = self.recovery.sent.get(largest).map(|p| p.time_sent);
         let mut acked_any = false;
         let (mut acked_bytes, mut newest_acked_sent_at) = (0, 0);
         let mut hi = largest;
         let mut lo = largest.saturating_sub(first_range);
         let mut iter = AckRanges::new(ranges);
         loop {
-            let tracked = self.sent.tracked();
+            let tracked = self.recovery.sent.tracked();
             for pn in lo.max(tracked.start)..=hi.min(tracked.end.saturating_sub(1)) {
-                if let Some(p) = self.sent.take(pn) {
+                if let Some(p) = self.recovery.sent.take(pn) {
                     acked_any = true;
                     acked_bytes += p.size;
                     newest_acked_sent_at = newest_acked_sent_at.max(p.time_sent);
@@ -74,12 +167,12 @@ impl Connection {
             }
         }
         if acked_any {
-            self.pto_count = 0;
+            self.recovery.pto_count = 0;
             self.rate.on_ack(
                 now,
                 acked_bytes,
                 newest_acked_sent_at,
-                self.sent.bytes_in_flight(),
+                self.recovery.sent.bytes_in_flight(),
                 rtt_sampled,
                 &self.rtt,
             );
@@ -97,15 +190,15 @@ impl Connection {
                 self.events.push_back(Event::Acked(r.id));
             }
         }
-        self.sent.recycle(p.chunks);
+        self.recovery.sent.recycle(p.chunks);
     }
 
     pub(crate) fn detect_lost(&mut self, now: u64) {
         let Some(largest) = self.packet_numbers.largest_acked() else {
             return;
         };
-        let mut lost = core::mem::take(&mut self.lost_scratch);
-        let next = self.sent.detect_lost(
+        let mut lost = core::mem::take(&mut self.recovery.lost_scratch);
+        let next = self.recovery.sent.detect_lost(
             now,
             largest,
             self.rtt.loss_delay(),
@@ -123,7 +216,7 @@ impl Connection {
                 &LossEvent {
                     lost_bytes,
                     newest_lost_sent_at: newest,
-                    bytes_in_flight: self.sent.bytes_in_flight(),
+                    bytes_in_flight: self.recovery.sent.bytes_in_flight(),
                 },
             );
         }
@@ -131,13 +224,13 @@ impl Connection {
             self.stats.packets_lost += 1;
             self.on_packet_lost(p);
         }
-        self.lost_scratch = lost;
+        self.recovery.lost_scratch = lost;
     }
 
     pub(crate) fn on_packet_lost(&mut self, mut p: SentPacket) {
         for c in &p.chunks {
             if unacked_reliable(&self.send, c) {
-                self.retransmit.push_back(*c);
+                self.recovery.retransmit.push_back(*c);
             }
         }
         if self.await_rebuild(&mut p) {
@@ -152,7 +245,7 @@ impl Connection {
                 }
             }
         }
-        self.sent.recycle(p.chunks);
+        self.recovery.sent.recycle(p.chunks);
     }
 
     pub(crate) fn release_lost(&mut self, released: &mut Vec<Released>) {
@@ -165,11 +258,11 @@ impl Connection {
     /// Tail loss: nothing acknowledged for a probe timeout. Resend the oldest
     /// unacknowledged reliable data (or a PING) in up to two probe packets.
     pub(crate) fn on_probe_timeout(&mut self) {
-        self.pto_count = (self.pto_count + 1).min(16);
+        self.recovery.pto_count = (self.recovery.pto_count + 1).min(16);
         self.stop_awaiting_open_group();
         self.owed.probes(2);
         let mut probe: Vec<Chunk> = Vec::new();
-        for p in self.sent.oldest(2) {
+        for p in self.recovery.sent.oldest(2) {
             for c in &p.chunks {
                 if unacked_reliable(&self.send, c) {
                     probe.push(*c);
@@ -180,7 +273,7 @@ impl Connection {
             self.owed.ping();
         }
         for c in probe.into_iter().rev() {
-            self.retransmit.push_front(c);
+            self.recovery.retransmit.push_front(c);
         }
     }
 }

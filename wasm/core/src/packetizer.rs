@@ -7,13 +7,13 @@ use crate::auth::welcome_number;
 use crate::connection::{Connection, Side, State};
 use crate::fec::encoder::PROTECTED_RESERVE;
 use crate::fec::loss_meter;
+use crate::loss::Recovery;
 use crate::pn_bound::PnRoom;
 use crate::prelude::*;
 use crate::send_channel::SendChannel;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};
-use alloc::collections::VecDeque;
 
 /// Smallest datagram worth sending but a WELCOME (which needs 23 bytes).
 const MIN_DATAGRAM: usize = 64;
@@ -75,8 +75,8 @@ fn write_chunk(
 }
 
 /// Retransmissions or first transmissions are waiting.
-fn has_unsent(retransmit: &VecDeque<Chunk>, send: &[SendChannel]) -> bool {
-    !retransmit.is_empty() || send.iter().any(|s| s.queued_messages() > 0)
+fn has_unsent(recovery: &Recovery, send: &[SendChannel]) -> bool {
+    recovery.has_retransmits() || send.iter().any(|s| s.queued_messages() > 0)
 }
 
 /// What the next datagrams owe the peer besides messages. Inputs and
@@ -280,28 +280,28 @@ impl Connection {
         }
         eliciting |= self.write_path_response(w);
         let probing = self.owed.probes > 0;
-        let room = self.sent.bytes_in_flight() + w.capacity() as u64 <= self.rate.window();
-        let (retransmit, send) = (&self.retransmit, &self.send);
+        let room = self.recovery.bytes_in_flight() + w.capacity() as u64 <= self.rate.window();
+        let (recovery, send) = (&self.recovery, &self.send);
         let paced = self
             .rate
             .pace(now, &self.rtt, room, w.capacity() as u64, || {
-                has_unsent(retransmit, send)
+                has_unsent(recovery, send)
             });
-        let mut chunks = self.sent.take_chunk_vec();
+        let mut chunks = self.recovery.take_chunk_vec();
         let mut payload = 0usize;
         let mut resends = probing;
         if (room && !paced) || probing {
             let mut run: Option<Run> = None;
-            while let Some(&c) = self.retransmit.front() {
+            while let Some(c) = self.recovery.next_retransmit() {
                 let Some((data, count)) = self.message_frag(c) else {
-                    self.retransmit.pop_front();
+                    self.recovery.pop_retransmit();
                     continue;
                 };
                 if !write_chunk(w, &mut run, c, data, count) {
                     break;
                 }
                 payload += data.len();
-                self.retransmit.pop_front();
+                self.recovery.pop_retransmit();
                 self.stats.retransmissions += 1;
                 resends = true;
                 chunks.push(c);
@@ -310,7 +310,7 @@ impl Connection {
             eliciting |= !chunks.is_empty();
             if room && !paced && !self.has_unsent() {
                 self.rate
-                    .on_app_limited(self.sent.bytes_in_flight() + w.len() as u64);
+                    .on_app_limited(self.recovery.bytes_in_flight() + w.len() as u64);
             }
         }
         if probing && !eliciting && w.put_u8(wire::FRAME_PING) {
@@ -318,11 +318,11 @@ impl Connection {
         }
         if !eliciting && !self.received.ack_due(now, self.config.max_ack_delay_us) {
             // Nothing worth a datagram yet (a piggybackable ACK can wait).
-            self.sent.recycle(chunks);
+            self.recovery.recycle(chunks);
             return None;
         }
         if !eliciting && !ack_written {
-            self.sent.recycle(chunks);
+            self.recovery.recycle(chunks);
             return None;
         }
         if ack_written {
@@ -361,10 +361,10 @@ impl Connection {
             self.owed.probes = self.owed.probes.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
-            let delivery = self
-                .rate
-                .on_sent(now, &self.rtt, n as u64, self.sent.bytes_in_flight());
-            self.sent.insert(SentPacket {
+            let delivery =
+                self.rate
+                    .on_sent(now, &self.rtt, n as u64, self.recovery.bytes_in_flight());
+            self.recovery.on_sent(SentPacket {
                 pn,
                 time_sent: now,
                 size: n as u64,
@@ -373,7 +373,7 @@ impl Connection {
                 skip_early_resend: resends,
             });
         } else {
-            self.sent.recycle(chunks);
+            self.recovery.recycle(chunks);
         }
         Some(n)
     }
@@ -385,7 +385,7 @@ impl Connection {
     }
 
     fn has_unsent(&self) -> bool {
-        has_unsent(&self.retransmit, &self.send)
+        has_unsent(&self.recovery, &self.send)
     }
 
     /// A packet of repair for the last group of packets (not ack-eliciting,

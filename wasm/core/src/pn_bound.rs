@@ -127,7 +127,7 @@ impl Connection {
     /// at the bound always has its probe timer running.
     pub(crate) fn elicit_if_due(&mut self) {
         // One past the newest ack-eliciting packet ever sent (0 before any).
-        let newest = self.sent.tracked().end;
+        let newest = self.recovery.sent().tracked().end;
         if self.packet_numbers.next() >= newest + ELICIT_EVERY {
             self.owed.ping();
         }

@@ -156,12 +156,13 @@ impl Connection {
         self.refresh_early_resend();
         // A probe also settles lost packets still awaiting a rebuild verdict
         // (see rebuild_wait): with nothing else to send, its ACK decides them.
-        if (self.sent.is_empty() && self.fec.awaiting.is_empty())
+        if (self.recovery.sent().is_empty() && self.fec.awaiting.is_empty())
             || self.timers.get(Timer::LossDetection).is_some()
         {
             self.timers.stop(Timer::Probe);
         } else {
-            let pto = self.rtt.pto_base(self.config.max_ack_delay_us) << self.pto_count.min(10);
+            let pto = self.rtt.pto_base(self.config.max_ack_delay_us)
+                << self.recovery.pto_count().min(10);
             self.timers
                 .set(Timer::Probe, self.last_eliciting_sent + pto);
         }

@@ -78,7 +78,7 @@ impl Connection {
                     self.events.push_back(ev);
                 }
             }
-            self.sent.recycle(a.chunks);
+            self.recovery.recycle(a.chunks);
         }
     }
 }
