@@ -15,13 +15,13 @@ use crate::error::{DropReason, SendError};
 use crate::event::{CloseReason, Event, MessageId};
 use crate::fec::{loss_meter, FecConfig, FecState};
 use crate::loss::Recovery;
+use crate::outbox::Outbox;
 use crate::packetizer::Owed;
 use crate::path::PathState;
 use crate::pn_bound::{PacketNumbers, PnRoom};
 use crate::recv_budget::RecvBudget;
 use crate::recv_channel::RecvChannel;
 use crate::rtt::RttEstimator;
-use crate::send_channel::{Released, SendChannel};
 use crate::send_rate::SendRate;
 use crate::stats::{ChannelStats, Stats};
 use crate::timer::{Timer, TimerTable};
@@ -67,11 +67,10 @@ pub struct Connection {
     pub(crate) path: PathState,
     /// HELLO, WELCOME, CLOSE, PING and probes owed (see `packetizer`).
     pub(crate) owed: Owed,
-    pub(crate) send: Vec<SendChannel>,
+    /// Messages queued and unacknowledged, by channel (see `outbox`).
+    pub(crate) outbox: Outbox,
     pub(crate) recv: Vec<RecvChannel>,
     pub(crate) recv_budget: RecvBudget,
-    /// Order in which channels get room in a datagram (priority, then index).
-    pub(crate) channel_order: Vec<u8>,
     /// Packets in flight, retransmissions, probe backoff (see `loss`).
     pub(crate) recovery: Recovery,
     pub(crate) received: ReceivedPackets,
@@ -84,9 +83,6 @@ pub struct Connection {
     pub(crate) packet_numbers: PacketNumbers,
     pub(crate) last_eliciting_sent: u64,
     pub(crate) last_received: u64,
-    pub(crate) next_message_id: MessageId,
-    pub(crate) send_buffered: usize,
-    pub(crate) released_scratch: Vec<Released>,
     pub(crate) fec: FecState,
     /// Packets below this need no early resend (see `early_resend`).
     pub(crate) early_cursor: u64,
@@ -172,15 +168,6 @@ impl Connection {
         config.channels = channels;
         // Fixed for the connection's life: fragments in flight fit it.
         config.min_datagram_size = config.floor_datagram_size();
-        // Highest priority first, ties in index order. An insertion sort: a
-        // few channels, once per connection, and the library sort is ~7 KB of wasm.
-        let mut channel_order: Vec<u8> = Vec::with_capacity(config.channels.len());
-        for (i, ch) in config.channels.iter().enumerate() {
-            let at = channel_order
-                .iter()
-                .position(|&j| config.channels[j as usize].priority < ch.priority);
-            channel_order.insert(at.unwrap_or(channel_order.len()), i as u8);
-        }
         let stats = Stats {
             channels: vec![ChannelStats::default(); config.channels.len()],
             ..Stats::default()
@@ -194,11 +181,7 @@ impl Connection {
             amp: AmpLimit::validated(),
             path: PathState::default(),
             owed: Owed::default(),
-            send: config
-                .channels
-                .iter()
-                .map(|&c| SendChannel::new(c))
-                .collect(),
+            outbox: Outbox::new(&config.channels),
             recv: config
                 .channels
                 .iter()
@@ -206,7 +189,6 @@ impl Connection {
                 .map(|(i, c)| RecvChannel::new(i as u8, c.kind))
                 .collect(),
             recv_budget: RecvBudget::new(config.recv_buffer_bytes, config.max_message_size),
-            channel_order,
             recovery: Recovery::default(),
             received: ReceivedPackets::default(),
             rtt: RttEstimator::new(config.initial_rtt_us),
@@ -217,9 +199,6 @@ impl Connection {
             packet_numbers: PacketNumbers::default(),
             last_eliciting_sent: now,
             last_received: now,
-            next_message_id: 1,
-            send_buffered: 0,
-            released_scratch: Vec::new(),
             fec: FecState::new(config.fec, config.max_datagram_size),
             early_cursor: 0,
             config,
@@ -271,13 +250,14 @@ impl Connection {
             self.stats.packets_lost as f64 / self.stats.eliciting_packets_out.max(1) as f64;
         s.congestion_window = self.rate.window();
         s.bytes_in_flight = self.recovery.bytes_in_flight();
-        s.send_buffer_bytes = self.send_buffered as u64;
+        s.send_buffer_bytes = self.outbox.buffered() as u64;
         s.recv_buffer_bytes = self.recv_budget.buffered as u64;
         for (i, cs) in s.channels.iter_mut().enumerate() {
-            cs.messages_sent = self.send[i].messages_sent;
+            let send = &self.outbox.channels()[i];
+            cs.messages_sent = send.messages_sent;
             cs.messages_delivered = self.recv[i].delivered;
-            cs.queued_messages = self.send[i].queued_messages();
-            cs.unacked_messages = self.send[i].unacked_messages();
+            cs.queued_messages = send.queued_messages();
+            cs.unacked_messages = send.unacked_messages();
         }
         s
     }
@@ -300,23 +280,17 @@ impl Connection {
         if self.state != State::Connected {
             return Err(SendError::NotConnected(data));
         }
-        if channel as usize >= self.send.len() {
+        if channel as usize >= self.outbox.channels().len() {
             return Err(SendError::UnknownChannel(data));
         }
         if data.len() > self.config.max_message_size {
             return Err(SendError::TooLarge(data));
         }
-        if self.send_buffered + data.len() > self.config.send_buffer_bytes {
+        if self.outbox.buffered() + data.len() > self.config.send_buffer_bytes {
             return Err(SendError::BufferFull(data));
         }
-        let id = self.next_message_id;
-        self.next_message_id += 1;
-        self.send_buffered += data.len();
-        let (whole_max, frag_size) = self.cut_sizes();
-        let mut stale = core::mem::take(&mut self.released_scratch);
-        self.send[channel as usize].push(now, id, data, whole_max, frag_size, &mut stale);
-        self.release_lost(&mut stale);
-        self.released_scratch = stale;
+        let cut = self.cut_sizes();
+        let id = self.outbox.push(now, channel, data, cut, &mut self.events);
         self.refresh_timers();
         Ok(id)
     }
@@ -354,12 +328,7 @@ impl Connection {
 
     /// Report every outstanding message lost, emit `Closed`, stop timers.
     fn finish(&mut self, reason: CloseReason) {
-        for ch in &mut self.send {
-            for id in ch.drain_all() {
-                self.events.push_back(Event::Lost(id));
-            }
-        }
-        self.send_buffered = 0;
+        self.outbox.close(&mut self.events);
         self.recovery.clear();
         self.fec.awaiting.clear();
         self.events.push_back(Event::Closed(reason));

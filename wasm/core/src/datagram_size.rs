@@ -49,11 +49,11 @@ impl Connection {
         self.config.max_datagram_size = bytes;
         self.rate.set_max_datagram(bytes as u64);
         self.fec.tx.set_max_datagram(bytes);
-        let (whole_max, frag_size) = self.cut_sizes();
+        let cut = self.cut_sizes();
         let mut recut = Vec::new();
-        for (ch, send) in self.send.iter_mut().enumerate() {
+        for ch in 0..self.outbox.channels().len() {
             recut.clear();
-            send.recut(whole_max, frag_size, &mut recut);
+            self.outbox.recut(ch, cut, &mut recut);
             if !recut.is_empty() {
                 // Their queued retransmissions name the old cut (stale, see
                 // the module docs); the fresh cut goes from its first fragment.

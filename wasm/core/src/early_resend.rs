@@ -46,7 +46,7 @@ impl Connection {
                 !p.skip_early_resend
                     && p.chunks
                         .iter()
-                        .any(|c| self.send[c.channel as usize].kind().is_reliable())
+                        .any(|c| self.outbox.channel(c.channel).kind().is_reliable())
             });
             if resendable {
                 break;
@@ -86,7 +86,7 @@ impl Connection {
             if p.time_sent + overdue > now {
                 break;
             }
-            if self.recovery.resend_early(pn, &self.send) {
+            if self.recovery.resend_early(pn, self.outbox.channels()) {
                 self.stats.early_resends += 1;
             }
         }

@@ -159,6 +159,7 @@ mod error;
 mod event;
 pub mod fec;
 mod loss;
+mod outbox;
 mod packetizer;
 mod path;
 mod pn_bound;

@@ -9,7 +9,7 @@ use crate::congestion::LossEvent;
 use crate::connection::Connection;
 use crate::event::Event;
 use crate::prelude::*;
-use crate::send_channel::{Released, SendChannel};
+use crate::send_channel::SendChannel;
 use crate::sent::{Chunk, SentPacket, SentPackets};
 use crate::timer::Timer;
 use crate::wire::{expand_u16, AckRanges};
@@ -185,9 +185,8 @@ impl Connection {
         self.rate
             .on_packet_acked(now, &p.delivery, p.time_sent, p.size);
         for c in &p.chunks {
-            if let Some(r) = self.send[c.channel as usize].on_fragment_acked(c) {
-                self.send_buffered -= r.bytes;
-                self.events.push_back(Event::Acked(r.id));
+            if let Some(id) = self.outbox.on_acked(c) {
+                self.events.push_back(Event::Acked(id));
             }
         }
         self.recovery.sent.recycle(p.chunks);
@@ -229,7 +228,7 @@ impl Connection {
 
     pub(crate) fn on_packet_lost(&mut self, mut p: SentPacket) {
         for c in &p.chunks {
-            if unacked_reliable(&self.send, c) {
+            if unacked_reliable(self.outbox.channels(), c) {
                 self.recovery.retransmit.push_back(*c);
             }
         }
@@ -237,22 +236,11 @@ impl Connection {
             return;
         }
         for c in &p.chunks {
-            let ch = &mut self.send[c.channel as usize];
-            if !ch.kind().is_reliable() {
-                if let Some(r) = ch.drop_message(c.seq) {
-                    self.send_buffered -= r.bytes;
-                    self.events.push_back(Event::Lost(r.id));
-                }
+            if let Some(id) = self.outbox.on_lost_unreliable(c) {
+                self.events.push_back(Event::Lost(id));
             }
         }
         self.recovery.sent.recycle(p.chunks);
-    }
-
-    pub(crate) fn release_lost(&mut self, released: &mut Vec<Released>) {
-        for r in released.drain(..) {
-            self.send_buffered -= r.bytes;
-            self.events.push_back(Event::Lost(r.id));
-        }
     }
 
     /// Tail loss: nothing acknowledged for a probe timeout. Resend the oldest
@@ -264,7 +252,7 @@ impl Connection {
         let mut probe: Vec<Chunk> = Vec::new();
         for p in self.recovery.sent.oldest(2) {
             for c in &p.chunks {
-                if unacked_reliable(&self.send, c) {
+                if unacked_reliable(self.outbox.channels(), c) {
                     probe.push(*c);
                 }
             }

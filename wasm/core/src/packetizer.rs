@@ -8,9 +8,9 @@ use crate::connection::{Connection, Side, State};
 use crate::fec::encoder::PROTECTED_RESERVE;
 use crate::fec::loss_meter;
 use crate::loss::Recovery;
+use crate::outbox::Outbox;
 use crate::pn_bound::PnRoom;
 use crate::prelude::*;
-use crate::send_channel::SendChannel;
 use crate::sent::{Chunk, SentPacket};
 use crate::timer::Timer;
 use crate::wire::{self, messages_header_len, varint_len, Writer};
@@ -75,8 +75,8 @@ fn write_chunk(
 }
 
 /// Retransmissions or first transmissions are waiting.
-fn has_unsent(recovery: &Recovery, send: &[SendChannel]) -> bool {
-    recovery.has_retransmits() || send.iter().any(|s| s.queued_messages() > 0)
+fn has_unsent(recovery: &Recovery, outbox: &Outbox) -> bool {
+    recovery.has_retransmits() || outbox.has_queued()
 }
 
 /// What the next datagrams owe the peer besides messages. Inputs and
@@ -152,7 +152,7 @@ impl Connection {
     /// The bytes of chunk `c`'s fragment and its message's fragment count,
     /// or None if the message was cut again or that fragment was acked.
     pub(crate) fn message_frag(&self, c: Chunk) -> Option<(&[u8], u32)> {
-        let m = self.send[c.channel as usize].get(c.seq)?;
+        let m = self.outbox.channel(c.channel).get(c.seq)?;
         if !m.is_cut(&c) || m.is_acked(c.frag) {
             return None;
         }
@@ -281,11 +281,11 @@ impl Connection {
         eliciting |= self.write_path_response(w);
         let probing = self.owed.probes > 0;
         let room = self.recovery.bytes_in_flight() + w.capacity() as u64 <= self.rate.window();
-        let (recovery, send) = (&self.recovery, &self.send);
+        let (recovery, outbox) = (&self.recovery, &self.outbox);
         let paced = self
             .rate
             .pace(now, &self.rtt, room, w.capacity() as u64, || {
-                has_unsent(recovery, send)
+                has_unsent(recovery, outbox)
             });
         let mut chunks = self.recovery.take_chunk_vec();
         let mut payload = 0usize;
@@ -381,11 +381,11 @@ impl Connection {
     /// A bulk transfer is under way: more is buffered than two congestion
     /// windows, so the path, not the application, sets the pace.
     pub(crate) fn bulk(&self) -> bool {
-        self.send_buffered as u64 > self.rate.window().saturating_mul(2)
+        self.outbox.buffered() as u64 > self.rate.window().saturating_mul(2)
     }
 
     fn has_unsent(&self) -> bool {
-        has_unsent(&self.recovery, &self.send)
+        has_unsent(&self.recovery, &self.outbox)
     }
 
     /// A packet of repair for the last group of packets (not ack-eliciting,
@@ -439,31 +439,14 @@ impl Connection {
         payload: &mut usize,
     ) {
         let window = self.config.reliable_window as u64;
-        let mut expired = core::mem::take(&mut self.released_scratch);
-        for oi in 0..self.channel_order.len() {
-            let ch = self.channel_order[oi];
-            let send = &mut self.send[ch as usize];
-            while let Some(seq) = send.next_unsent(now, window, &mut expired) {
-                let Some(m) = send.get(seq) else { break };
-                let frag = m.next_frag;
-                let c = Chunk {
-                    channel: ch,
-                    whole: m.frag_count == 1,
-                    seq,
-                    frag,
-                };
-                let data = m.fragment(frag);
-                if !write_chunk(w, run, c, data, m.frag_count) {
-                    break;
+        self.outbox
+            .fill(now, window, &mut self.events, |c, data, frag_count| {
+                if !write_chunk(w, run, c, data, frag_count) {
+                    return false;
                 }
                 *payload += data.len();
                 chunks.push(c);
-                if let Some(m) = send.get_mut(seq) {
-                    m.next_frag += 1;
-                }
-            }
-        }
-        self.release_lost(&mut expired);
-        self.released_scratch = expired;
+                true
+            });
     }
 }

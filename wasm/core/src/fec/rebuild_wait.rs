@@ -65,16 +65,12 @@ impl Connection {
                 break;
             };
             for c in &a.chunks {
-                let ch = &mut self.send[c.channel as usize];
-                let released = if rebuilt {
-                    ch.on_fragment_acked(c).map(|r| (Event::Acked(r.id), r))
-                } else if !ch.kind().is_reliable() {
-                    ch.drop_message(c.seq).map(|r| (Event::Lost(r.id), r))
+                let settled = if rebuilt {
+                    self.outbox.on_acked(c).map(Event::Acked)
                 } else {
-                    None
+                    self.outbox.on_lost_unreliable(c).map(Event::Lost)
                 };
-                if let Some((ev, r)) = released {
-                    self.send_buffered -= r.bytes;
+                if let Some(ev) = settled {
                     self.events.push_back(ev);
                 }
             }
