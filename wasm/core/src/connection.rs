@@ -2,7 +2,8 @@
 //! and message delivery. Packet assembly lives in `packetizer.rs`, ACK
 //! processing and loss recovery in `loss.rs` and `early_resend.rs`, the
 //! timer table's upkeep in `timer.rs`, return routability in `amplify.rs`;
-//! this file handles inputs, timer expiry and events.
+//! this file handles inputs, timer expiry and events. Each of those files
+//! owns the state it changes (see `Connection`'s fields).
 
 use crate::prelude::*;
 use alloc::collections::VecDeque;
@@ -52,40 +53,68 @@ pub enum State {
 }
 
 /// A sans-IO connection. See the crate docs for the run loop.
+///
+/// Each group of state is a struct owned by the file that changes it
+/// (private fields, small methods). The fields left here belong to the
+/// connection as a whole; each says who changes it.
 pub struct Connection {
+    /// Fixed at creation but for the commands `set_fec` (here) and
+    /// `set_max_datagram_size` (`datagram_size`).
     pub(crate) config: Config,
     pub(crate) side: Side,
+    /// Changed only in this file (handshake, close, drain).
     pub(crate) state: State,
     pub(crate) conn_id: u32,
-    /// Session key and the tag keys derived from it.
+    /// Session key and the tag keys derived from it; a client's sending key
+    /// is completed by WELCOME's nonce (`amplify`, which alone changes both).
     pub(crate) keys: SessionKeys,
     /// The server's nonce (from WELCOME, for a client; zeros before it).
     pub(crate) nonce: Nonce,
-    /// What a server may send before its client proved its address.
+    /// What a server may send before its client proved its address
+    /// (`amplify`; the packetizer reports what it sent).
     pub(crate) amp: AmpLimit,
-    /// Path validation (see `path`).
+    /// Path validation (`path`).
     pub(crate) path: PathState,
-    /// HELLO, WELCOME, CLOSE, PING and probes owed (see `packetizer`).
+
+    // Sending.
+    /// HELLO, WELCOME, CLOSE, PING and probes owed (`packetizer`).
     pub(crate) owed: Owed,
-    /// Messages queued and unacknowledged, by channel (see `outbox`).
+    /// Messages queued and unacknowledged, by channel (`outbox`).
     pub(crate) outbox: Outbox,
+    /// The next packet number and the largest acknowledged (`pn_bound`).
+    pub(crate) packet_numbers: PacketNumbers,
+    /// Packets in flight, retransmissions, probe backoff (`loss`).
+    pub(crate) recovery: Recovery,
+    /// Congestion control, delivery rate and pacing (`send_rate`).
+    pub(crate) rate: SendRate,
+    /// Packets below this need no early resend (`early_resend` alone).
+    pub(crate) early_cursor: u64,
+    /// When the last ack-eliciting packet left (`packetizer` alone).
+    pub(crate) last_eliciting_sent: u64,
+    /// Forward error correction, both directions (`fec`).
+    pub(crate) fec: FecState,
+
+    // Receiving.
+    /// Reassembly and order per channel, within one budget: both changed
+    /// only by `take_data` (`recv_budget`; a server sets the ceilings).
     pub(crate) recv: Vec<RecvChannel>,
     pub(crate) recv_budget: RecvBudget,
-    /// Packets in flight, retransmissions, probe backoff (see `loss`).
-    pub(crate) recovery: Recovery,
+    /// Packets received (recorded here) and the ACK owed for them (sent by
+    /// the packetizer).
     pub(crate) received: ReceivedPackets,
-    pub(crate) rtt: RttEstimator,
-    /// Congestion control, delivery rate and pacing (see `send_rate`).
-    pub(crate) rate: SendRate,
-    pub(crate) timers: TimerTable,
-    pub(crate) events: VecDeque<Event>,
-    pub(crate) stats: Stats,
-    pub(crate) packet_numbers: PacketNumbers,
-    pub(crate) last_eliciting_sent: u64,
+    /// When the peer was last heard from (this file alone).
     pub(crate) last_received: u64,
-    pub(crate) fec: FecState,
-    /// Packets below this need no early resend (see `early_resend`).
-    pub(crate) early_cursor: u64,
+    /// Samples from ACKs (`loss`) and from a client's WELCOME (here).
+    pub(crate) rtt: RttEstimator,
+
+    // Shared by every file, each with its own part.
+    /// Every deadline: each file sets and stops the timers it handles;
+    /// `refresh_timers` (`timer`) recomputes the rest after every input.
+    pub(crate) timers: TimerTable,
+    /// Output of `poll_event`, appended where each event happens.
+    pub(crate) events: VecDeque<Event>,
+    /// Counters: each file counts what it does.
+    pub(crate) stats: Stats,
 }
 
 impl Connection {
@@ -251,7 +280,7 @@ impl Connection {
         s.congestion_window = self.rate.window();
         s.bytes_in_flight = self.recovery.bytes_in_flight();
         s.send_buffer_bytes = self.outbox.buffered() as u64;
-        s.recv_buffer_bytes = self.recv_budget.buffered as u64;
+        s.recv_buffer_bytes = self.recv_budget.buffered() as u64;
         for (i, cs) in s.channels.iter_mut().enumerate() {
             let send = &self.outbox.channels()[i];
             cs.messages_sent = send.messages_sent;
@@ -269,7 +298,7 @@ impl Connection {
     /// Bytes held out of order or in reassembly, all channels (at most
     /// `recv_buffer_bytes`).
     pub fn receive_buffered_bytes(&self) -> usize {
-        self.recv_budget.buffered
+        self.recv_budget.buffered()
     }
 
     // ---- commands ------------------------------------------------------

@@ -163,12 +163,12 @@ impl Connection {
     /// None when nothing is due now. Call repeatedly until None after every
     /// input, command or timeout. `buf` should hold `max_datagram_size` bytes.
     pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<usize> {
-        self.path.to_candidate = false;
+        self.path.start_transmit();
         let max = buf.len().min(self.config.max_datagram_size);
         if max < MIN_DATAGRAM {
             return None;
         }
-        if self.state == State::Connected && self.path.check.is_some() {
+        if self.state == State::Connected && self.path_pending() {
             if let Some(n) = self.transmit_challenge(buf) {
                 self.refresh_timers();
                 return Some(n);

@@ -26,16 +26,24 @@ pub enum PathEvent {
     Abandoned,
 }
 
-/// A connection's part in path validation.
+/// A connection's part in path validation. Only this file changes it.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PathState {
     /// Server: the candidate address being challenged.
-    pub check: Option<PathCheck>,
-    pub event: Option<PathEvent>,
+    check: Option<PathCheck>,
+    event: Option<PathEvent>,
     /// Client: a PATH_RESPONSE owed.
-    pub response: Option<[u8; PATH_DATA_LEN]>,
+    response: Option<[u8; PATH_DATA_LEN]>,
     /// The last datagram transmitted goes to the candidate address.
-    pub to_candidate: bool,
+    to_candidate: bool,
+}
+
+impl PathState {
+    /// A new `poll_transmit`: its datagram goes to the current address
+    /// unless it turns out to be a challenge.
+    pub fn start_transmit(&mut self) {
+        self.to_candidate = false;
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

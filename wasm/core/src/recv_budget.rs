@@ -22,10 +22,11 @@ pub fn head_reserve(max_message: usize) -> usize {
     max_message + FRAGMENT_OVERHEAD * (max_message.div_ceil(MIN_FRAGMENT_BYTES) + 1)
 }
 
+/// Changed only here: by `take_data`, and by a server through `set_ceilings`.
 #[derive(Debug)]
 pub(crate) struct RecvBudget {
     /// Bytes held now, all channels (kept by delta: O(1) per frame).
-    pub buffered: usize,
+    buffered: usize,
     /// `Config::recv_buffer_bytes`.
     cap: usize,
     reserve: usize,
@@ -37,8 +38,8 @@ pub(crate) struct RecvBudget {
     /// server from its server-wide budget (`usize::MAX`: no such limit);
     /// `head_ceiling` for a head-of-line reassembly (the server's reserve,
     /// granted like this one, to one connection at a time).
-    pub ceiling: usize,
-    pub head_ceiling: usize,
+    ceiling: usize,
+    head_ceiling: usize,
 }
 
 impl RecvBudget {
@@ -52,6 +53,17 @@ impl RecvBudget {
             ceiling: usize::MAX,
             head_ceiling: usize::MAX,
         }
+    }
+
+    /// Bytes held now, all channels.
+    pub fn buffered(&self) -> usize {
+        self.buffered
+    }
+
+    /// A server's limits for the current datagram (see `ceiling`).
+    pub fn set_ceilings(&mut self, ceiling: usize, head_ceiling: usize) {
+        self.ceiling = ceiling;
+        self.head_ceiling = head_ceiling;
     }
 
     /// Limits for channel `ch`'s next message or fragment.

@@ -453,13 +453,13 @@ impl Server {
         // kept back and granted to one connection at a time, so a server full
         // of out-of-order data still completes the messages it waits for.
         let (cap, reserve) = (self.config.recv_budget_bytes, self.recv_reserve);
-        let b = &mut e.conn.recv_budget;
-        b.ceiling = e.recv_counted + (cap - reserve).saturating_sub(self.recv_buffered);
-        b.head_ceiling = if self.recv_holder.is_none_or(|h| h == id) {
+        let ceiling = e.recv_counted + (cap - reserve).saturating_sub(self.recv_buffered);
+        let head_ceiling = if self.recv_holder.is_none_or(|h| h == id) {
             e.recv_counted + cap.saturating_sub(self.recv_buffered)
         } else {
-            b.ceiling
+            ceiling
         };
+        e.conn.recv_budget.set_ceilings(ceiling, head_ceiling);
         let r = f(&mut e.conn);
         self.recv_buffered = self.recv_buffered - e.recv_counted + e.conn.receive_buffered_bytes();
         e.recv_counted = e.conn.receive_buffered_bytes();
