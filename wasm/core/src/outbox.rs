@@ -115,6 +115,9 @@ impl Outbox {
     }
 
     /// Chunk `c` was acknowledged: the message it completes, if any.
+    // Once per acknowledged chunk: inlined into the ACK loop, as the
+    // channel's own call was before this moved here (~0.6% of S3's cost).
+    #[inline(always)]
     pub fn on_acked(&mut self, c: &Chunk) -> Option<MessageId> {
         let r = self.channels[c.channel as usize].on_fragment_acked(c)?;
         self.buffered -= r.bytes;
