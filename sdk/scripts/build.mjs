@@ -79,6 +79,39 @@ const PUBLIC_TYPES = { 'index.d.ts': 'index.d.ts', 'slim.d.ts': 'slim.d.ts', 'se
 // Emitted declarations that must never be reachable from the public ones.
 const INTERNAL_TYPES = new Set(['wasm.d.ts', 'heap.d.ts', 'load.d.ts']);
 
+// Generated code tables (src/wasm-codes.ts) that src/ reads only as `TABLE.NAME`:
+// built as `const enum`s, so esbuild writes the numbers in place and the
+// tables themselves leave the bundle (a consumer's minifier cannot inline an
+// object's properties). Same values; src/ and the tests keep the objects.
+// The build fails if one is used as a value (that would emit an enum object,
+// with reverse mappings); see enumLeaks().
+const INLINED_TABLES = ['EV', 'DATAGRAM', 'CLIENT_STATE', 'PATH_EVENT', 'CONFIG_FIELD', 'BATCH'];
+const inlineCodeTables = {
+  name: 'ricochet-inline-code-tables',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]wasm-codes\.ts$/ }, ({ path }) => {
+      let text = readFileSync(path, 'utf8');
+      for (const name of INLINED_TABLES) {
+        const re = new RegExp(`export const ${name} = \\{\\n((?:  \\w+: -?\\d+,\\n)+)\\} as const;`);
+        const m = re.exec(text);
+        if (!m) throw new Error(`src/wasm-codes.ts: table ${name} not found as \`export const ${name} = { KEY: number, ... } as const;\` (update INLINED_TABLES in sdk/scripts/build.mjs)`);
+        text = text.replace(m[0], `export const enum ${name} {\n${m[1].replace(/: (-?\d+),/g, ' = $1,')}}`);
+      }
+      return { contents: text, loader: 'ts' };
+    });
+  },
+};
+
+/** Enum objects in the built files (`X[X["NAME"] = 1] = "NAME"`): an inlined table used as a value. */
+function enumLeaks() {
+  const leaks = [];
+  for (const f of readdirSync(DIST).filter((f) => /\.c?js$/.test(f))) {
+    const m = /(\w+)\[\1\["\w+"\] = -?\d+\] = "/.exec(readFileSync(join(DIST, f), 'utf8'));
+    if (m) leaks.push(`${f}: ${m[1]}`);
+  }
+  return leaks;
+}
+
 const log = (msg) => console.log(`[sdk build] ${msg}`);
 
 function newestMtime(p) {
@@ -195,6 +228,11 @@ export async function buildSdk({ force = false } = {}) {
     loader: { '.wasm': 'binary' },
     legalComments: 'none',
     logLevel: 'warning',
+    plugins: [inlineCodeTables],
+    // Internal members are TS \`private\` with a trailing underscore; the build
+    // shortens them (#private would too, but a Vue/Pinia Proxy around a
+    // Connection then throws). No public name, glue name or wasm export ends in _.
+    mangleProps: /[a-z0-9]_$/i,
   };
   const [esm] = await Promise.all([
     esbuild.build({ ...common, entryPoints: ESM_ENTRIES, format: 'esm', splitting: true, outdir: 'dist', metafile: true }),
@@ -209,6 +247,8 @@ export async function buildSdk({ force = false } = {}) {
     const body = names.map((n) => `  ${n}: m.${n},`).join('\n');
     writeFileSync(join(DIST, `${name}.cjs`), `'use strict';\nconst m = require('./node.cjs');\nmodule.exports = {\n${body}\n};\n`);
   }
+  const leaks = enumLeaks();
+  if (leaks.length) throw new Error(`a table in INLINED_TABLES is used as a value, not only as TABLE.NAME (${leaks.join(', ')}): keep it out of INLINED_TABLES`);
   for (const [from, to] of Object.entries(WASM_FILES)) copyFileSync(join(WASM_GLUE_DIR, from), join(DIST, to));
   for (const ext of ['d.ts', 'd.cts']) copyFileSync(join(SDK, 'src', 'esbuild-plugin.d.mts'), join(DIST, `esbuild.${ext}`));
 

@@ -98,79 +98,79 @@ export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing'
  */
 export class Connection<Name extends string = string> extends Emitter<ConnectionEvents<Name>> {
   /** The current transport; null while reconnecting. */
-  private current: Transport | null = null;
+  private current_: Transport | null = null;
   /** The last transport attached (kept after close for inspection). */
-  private last: Transport;
-  private readonly resume: ResumeSettings | null;
-  private outage: Outage | null = null;
+  private last_: Transport;
+  private readonly resume_: ResumeSettings | null;
+  private outage_: Outage | null = null;
   /** The session's datagram size (options or 1200); a transport may lower it. */
-  private readonly dgramCap: number;
+  private readonly dgramCap_: number;
   /** The transport's maxDatagramSize the core was last fitted to. */
-  private fittedTo = 0;
-  private lastHeardUs = 0;
-  private cancelSilence: (() => void) | null = null;
+  private fittedTo_ = 0;
+  private lastHeardUs_ = 0;
+  private cancelSilence_: (() => void) | null = null;
   /** Transports left for a new one, closed once that one is proven. */
-  private readonly retired: Transport[] = [];
+  private readonly retired_: Transport[] = [];
   readonly channels: readonly ResolvedChannel<Name>[];
-  private core: CoreClient | null;
+  private core_: CoreClient | null;
   /** `core`'s input buffer and output batches, in the memory of its module. */
-  private readonly port: CorePort;
-  private readonly clock: Clock;
-  private cancelTimer: (() => void) | null = null;
-  private flushQueued = false;
-  private statsTimer: ReturnType<typeof setInterval> | null = null;
-  private readonly statsWindow: StatsWindow;
-  private _state: ConnectionState = 'connecting';
-  private readonly connId: number;
-  private closeEvent: CloseEvent | null = null;
+  private readonly port_: CorePort;
+  private readonly clock_: Clock;
+  private cancelTimer_: (() => void) | null = null;
+  private flushQueued_ = false;
+  private statsTimer_: ReturnType<typeof setInterval> | null = null;
+  private readonly statsWindow_: StatsWindow;
+  private _state_: ConnectionState = 'connecting';
+  private readonly connId_: number;
+  private closeEvent_: CloseEvent | null = null;
   /** Closed because messages piled up with no listener. */
-  private unheard = false;
+  private unheard_ = false;
   /** Stops listening for the page going away (browsers). */
-  private forgetPage: (() => void) | null = null;
-  private readonly opened: Promise<void>;
+  private forgetPage_: (() => void) | null = null;
+  private readonly opened_: Promise<void>;
 
   /** Starts connecting at once over `transport`; await `ready` or listen for `open`. */
   constructor(transport: Transport, options: ConnectionOptions<Name> = {}) {
     super();
-    this.last = transport;
+    this.last_ = transport;
     this.channels = resolveChannels(options.channels);
-    this.clock = options.clock ?? realClock;
-    this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
+    this.clock_ = options.clock ?? realClock;
+    this.resume_ = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const w = clientWasm();
     const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true, transport.kind);
-    this.dgramCap = configuredDatagramSize(cfg);
-    this.fittedTo = transport.maxDatagramSize;
+    this.dgramCap_ = configuredDatagramSize(cfg);
+    this.fittedTo_ = transport.maxDatagramSize;
     try {
-      this.core = new w.glue.Client(cfg, this.clock.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
+      this.core_ = new w.glue.Client(cfg, this.clock_.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
     } catch (e) {
       throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', reasonOf(e));
     } finally {
       cfg.free();
     }
-    this.connId = this.core.id();
-    this.port = new CorePort(w.heap, this.core);
-    this.opened = new Promise((resolve, reject) => {
+    this.connId_ = this.core_.id();
+    this.port_ = new CorePort(w.heap, this.core_);
+    this.opened_ = new Promise((resolve, reject) => {
       this.once('open', () => resolve());
       this.once('close', (c) => {
-        if (this._state !== 'open') reject(new RicochetError(c.code, c.reason || undefined, undefined, { reason: c.reason, relay: c.relay }));
+        if (this._state_ !== 'open') reject(new RicochetError(c.code, c.reason || undefined, undefined, { reason: c.reason, relay: c.relay }));
       });
     });
-    this.opened.catch(() => {}); // the rejection is also delivered as a `close` event
+    this.opened_.catch(() => {}); // the rejection is also delivered as a `close` event
     this.holdUnheard('message', HELD_MESSAGES_LIMIT, () => {
-      this.unheard = true;
+      this.unheard_ = true;
       this.close(0, `${HELD_MESSAGES_LIMIT} messages arrived with no 'message' listener`);
     });
-    this.attach(transport);
-    this.closeWithPage();
-    this.statsWindow = new StatsWindow((positive('statsWindowMs', options.statsWindowMs) ?? 2000) * 1000, this.clock.now());
+    this.attach_(transport);
+    this.closeWithPage_();
+    this.statsWindow_ = new StatsWindow((positive('statsWindowMs', options.statsWindowMs) ?? 2000) * 1000, this.clock_.now());
     const interval = options.statsIntervalMs ?? 0;
-    if (interval > 0) this.statsTimer = setInterval(() => this._state === 'open' && this.emit('stats', this.stats()), interval);
-    this.drain();
+    if (interval > 0) this.statsTimer_ = setInterval(() => this._state_ === 'open' && this.emit('stats', this.stats()), interval);
+    this.drain_();
   }
 
   /** The transport in use (during a reconnect, the last one). */
   get transport(): Transport {
-    return this.current ?? this.last;
+    return this.current_ ?? this.last_;
   }
 
   /**
@@ -179,40 +179,40 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * and `reconnecting`/`resumed` are emitted as for a dead transport.
    */
   switchTransport(transport: Transport): void {
-    if (this.core === null || this._state !== 'open') {
+    if (this.core_ === null || this._state_ !== 'open') {
       transport.close();
       throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', 'switchTransport needs an open connection');
     }
     // The old transport closes once the new one is proven (see retire).
-    this.retire(this.current);
-    this.detach('switched transport');
+    this.retire_(this.current_);
+    this.detach_('switched transport');
     // The first attempt is the given transport; if it fails, the app's reconnect (if any) takes over.
-    const next = this.resume?.reconnect;
+    const next = this.resume_?.reconnect;
     const reconnect = async (info: { attempt: number; reason: string }) => {
       if (info.attempt === 1) return transport;
       if (next) return next(info);
       throw new Error(`the transport switched to closed: ${info.reason}`);
     };
-    this.outage = new Outage({ reconnect, windowMs: this.resume?.windowMs ?? 10_000, silenceMs: 0, quietMs: 0 }, this.resumeHost(), 'switched transport');
+    this.outage_ = new Outage({ reconnect, windowMs: this.resume_?.windowMs ?? 10_000, silenceMs: 0, quietMs: 0 }, this.resumeHost_(), 'switched transport');
   }
 
   /** Resolves once connected; rejects with the close error if it never does. */
   get ready(): Promise<void> {
-    return this.opened;
+    return this.opened_;
   }
 
   get state(): ConnectionState {
-    return this._state;
+    return this._state_;
   }
 
   /** Why the connection closed, once it has. */
   get closeInfo(): CloseEvent | null {
-    return this.closeEvent;
+    return this.closeEvent_;
   }
 
   /** Connection ID shared with the server. */
   get id(): number {
-    return this.connId;
+    return this.connId_;
   }
 
   /**
@@ -222,41 +222,41 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    */
   send(channel: number | Name, payload: Uint8Array | ArrayBufferView | ArrayBuffer): number {
     const data = payloadBytes(payload);
-    const core = this.core;
+    const core = this.core_;
     if (core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED', undefined, data);
-    const index = this.channelIndex(channel, data);
-    const len = this.port.writeIn(data);
-    const r = core.send(this.clock.now(), index, len);
+    const index = this.channelIndex_(channel, data);
+    const len = this.port_.writeIn(data);
+    const r = core.send(this.clock_.now(), index, len);
     if (r < 0) throw sendError(r, data);
-    this.scheduleFlush();
+    this.scheduleFlush_();
     return r;
   }
 
   /** Close gracefully with an application code and reason. */
   close(code = 0, reason = ''): void {
-    if (this.core === null || this._state === 'closed' || this._state === 'closing') return;
-    this.core.close(this.clock.now(), code, reason);
-    this.drain();
+    if (this.core_ === null || this._state_ === 'closed' || this._state_ === 'closing') return;
+    this.core_.close(this.clock_.now(), code, reason);
+    this.drain_();
   }
 
   stats(): ConnectionStats {
-    if (this.core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
-    return this.statsWindow.read(this.clock.now(), decodeStats(this.core.stats()));
+    if (this.core_ === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
+    return this.statsWindow_.read(this.clock_.now(), decodeStats(this.core_.stats()));
   }
 
   /** Switch forward error correction at run time (e.g. from a network panel). */
   setFec(preset: FecPreset, budget?: number): void {
-    if (this.core === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
+    if (this.core_ === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
     const n = fecPreset(preset);
     const b = positive('fecBudget', budget, 2) ?? 0;
     try {
-      this.core.setFec(n, b);
+      this.core_.setFec(n, b);
     } catch (e) {
       invalid(String((e as Error).message ?? e));
     }
   }
 
-  private channelIndex(channel: number | string, data: Uint8Array): number {
+  private channelIndex_(channel: number | string, data: Uint8Array): number {
     if (typeof channel === 'number') {
       if (Number.isInteger(channel) && channel >= 0 && channel < this.channels.length) return channel;
     } else {
@@ -267,56 +267,56 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   }
 
   /** Route a transport's datagrams, closes and wakeups here while it is the current one. */
-  private attach(t: Transport): void {
-    this.current = t;
-    this.last = t;
-    t.onDatagram((d) => this.current === t && this.handleDatagram(d));
+  private attach_(t: Transport): void {
+    this.current_ = t;
+    this.last_ = t;
+    t.onDatagram((d) => this.current_ === t && this.handleDatagram_(d));
     t.onClose((reason, relay) => {
-      if (this.current !== t) return;
+      if (this.current_ !== t) return;
       // A transport may report itself dead while its session is still up (a
       // stalled WebTransport): it is closed once a successor is proven.
-      this.retire(t);
-      this.transportClosed(reason, relay ?? null);
+      this.retire_(t);
+      this.transportClosed_(reason, relay ?? null);
     });
-    t.onWritable?.(() => this.current === t && this.drain());
+    t.onWritable?.(() => this.current_ === t && this.drain_());
   }
 
-  private handleDatagram(d: Uint8Array): void {
-    const core = this.core;
+  private handleDatagram_(d: Uint8Array): void {
+    const core = this.core_;
     if (core === null) return;
-    const len = this.port.writeIn(d);
+    const len = this.port_.writeIn(d);
     // Only a datagram the core took (0) shows the path alive: a forged or
     // unauthenticated one must neither hold off silence detection nor
     // prove a resumed transport.
-    if (core.handleDatagram(this.clock.now(), len) === DATAGRAM.TAKEN) {
-      this.lastHeardUs = this.clock.now();
-      if (this.outage !== null) {
-        const r = this.outage.proven();
-        this.closeRetired();
-        this.outage = null;
-        this._state = 'open';
-        this.emit('resumed', { ...r, transport: this.last.kind });
+    if (core.handleDatagram(this.clock_.now(), len) === DATAGRAM.TAKEN) {
+      this.lastHeardUs_ = this.clock_.now();
+      if (this.outage_ !== null) {
+        const r = this.outage_.proven();
+        this.closeRetired_();
+        this.outage_ = null;
+        this._state_ = 'open';
+        this.emit('resumed', { ...r, transport: this.last_.kind });
       }
     }
-    this.drain();
+    this.drain_();
   }
 
   /** Sends made in one task coalesce into shared datagrams. */
-  private scheduleFlush(): void {
-    if (this.flushQueued) return;
-    this.flushQueued = true;
+  private scheduleFlush_(): void {
+    if (this.flushQueued_) return;
+    this.flushQueued_ = true;
     queueMicrotask(() => {
-      this.flushQueued = false;
-      this.drain();
+      this.flushQueued_ = false;
+      this.drain_();
     });
   }
 
-  private onTimer(): void {
-    this.cancelTimer = null;
-    const core = this.core;
+  private onTimer_(): void {
+    this.cancelTimer_ = null;
+    const core = this.core_;
     if (core === null) return;
-    core.handleTimeout(this.clock.now());
-    this.drain();
+    core.handleTimeout(this.clock_.now());
+    this.drain_();
   }
 
   /**
@@ -324,55 +324,55 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * task (sends made in one task are coalesced into shared datagrams).
    */
   flush(): void {
-    this.drain();
+    this.drain_();
   }
 
   /** Drain transmit, then events, then re-arm the single timer. */
-  private drain(): void {
-    const core = this.core;
+  private drain_(): void {
+    const core = this.core_;
     if (core === null) return;
-    const now = this.clock.now();
-    const t = this.current;
+    const now = this.clock_.now();
+    const t = this.current_;
     // WebTransport's maxDatagramSize can change under a live session.
-    if (t !== null && t.maxDatagramSize !== this.fittedTo && !this.fitDatagramSize(t)) return;
+    if (t !== null && t.maxDatagramSize !== this.fittedTo_ && !this.fitDatagramSize_(t)) return;
     // No transport (reconnecting): messages wait in the core, as when a socket stalls.
     // A transport that may refuse the next datagram is asked before each
     // one; the others take a drain's datagrams a batch at a time.
     const max = t?.canSend === undefined ? BATCH.RECORDS : 1;
     while (t !== null && (t.canSend?.() ?? true)) {
-      const d = this.port.nextDatagram(now, max);
+      const d = this.port_.nextDatagram(now, max);
       if (d === null) break;
       t.send(d);
     }
-    for (let kind = this.port.nextEvent(); kind !== EV.NONE; kind = this.core === null ? EV.NONE : this.port.nextEvent()) {
-      this.dispatch(kind);
-      if (this.core === null) return;
+    for (let kind = this.port_.nextEvent(); kind !== EV.NONE; kind = this.core_ === null ? EV.NONE : this.port_.nextEvent()) {
+      this.dispatch_(kind);
+      if (this.core_ === null) return;
     }
-    this.armTimer(core);
+    this.armTimer_(core);
   }
 
-  private armTimer(core: CoreClient): void {
-    this.cancelTimer?.();
-    this.cancelTimer = null;
+  private armTimer_(core: CoreClient): void {
+    this.cancelTimer_?.();
+    this.cancelTimer_ = null;
     let at = core.pollTimeout();
     // With nowhere to send (reconnecting, or a stalled socket), a deadline
     // that wants a datagram out stays due; re-arming it at once would spin.
     // Check again a little later instead; a new transport or onWritable
     // drains at once anyway.
-    const t = this.current;
-    if (at >= 0 && (t === null || !(t.canSend?.() ?? true))) at = Math.max(at, this.clock.now() + BLOCKED_RECHECK_US);
-    if (at >= 0) this.cancelTimer = this.clock.at(at, () => this.onTimer());
-    else if (core.state() === CLIENT_STATE.DRAINED) this.dispose();
+    const t = this.current_;
+    if (at >= 0 && (t === null || !(t.canSend?.() ?? true))) at = Math.max(at, this.clock_.now() + BLOCKED_RECHECK_US);
+    if (at >= 0) this.cancelTimer_ = this.clock_.at(at, () => this.onTimer_());
+    else if (core.state() === CLIENT_STATE.DRAINED) this.dispose_();
   }
 
   /** One event, its details in the port's `ev*` fields (read before anything is emitted). */
-  private dispatch(kind: number): void {
-    const port = this.port;
+  private dispatch_(kind: number): void {
+    const port = this.port_;
     switch (kind) {
       case EV.CONNECTED:
-        this._state = 'open';
-        this.lastHeardUs = this.clock.now();
-        this.watchSilence();
+        this._state_ = 'open';
+        this.lastHeardUs_ = this.clock_.now();
+        this.watchSilence_();
         this.emit('open', undefined);
         break;
       case EV.MESSAGE: {
@@ -391,34 +391,34 @@ export class Connection<Name extends string = string> extends Emitter<Connection
       case EV.CLOSED: {
         const k = closeKindOf(port.evArg);
         const reason = port.eventText();
-        this.finish({ kind: k, code: closeCode(k, reason, this.unheard), closeCode: port.evWide, reason, relay: null });
+        this.finish_({ kind: k, code: closeCode(k, reason, this.unheard_), closeCode: port.evWide, reason, relay: null });
         break;
       }
     }
   }
 
-  private finish(ev: CloseEvent): void {
-    if (this.closeEvent !== null) return;
+  private finish_(ev: CloseEvent): void {
+    if (this.closeEvent_ !== null) return;
     ev.reason = redactTokens(ev.reason);
-    this.closeEvent = ev;
-    this._state = ev.kind === 'local' && this.core?.state() === CLIENT_STATE.CLOSING ? 'closing' : 'closed';
+    this.closeEvent_ = ev;
+    this._state_ = ev.kind === 'local' && this.core_?.state() === CLIENT_STATE.CLOSING ? 'closing' : 'closed';
     this.emit('close', ev);
   }
 
-  private transportClosed(reason: string, relay: RelayClose | null = null): void {
-    if (this.core === null) return;
-    if (this.outage !== null) {
+  private transportClosed_(reason: string, relay: RelayClose | null = null): void {
+    if (this.core_ === null) return;
+    if (this.outage_ !== null) {
       // A transport adopted for a resume closed before anything arrived on it.
-      this.current = null;
-      return this.outage.attemptFailed(reason, relay);
+      this.current_ = null;
+      return this.outage_.attemptFailed(reason, relay);
     }
-    if (this.resume !== null && this._state === 'open') {
-      this.detach(reason);
-      this.outage = new Outage(this.resume, this.resumeHost(), reason);
+    if (this.resume_ !== null && this._state_ === 'open') {
+      this.detach_(reason);
+      this.outage_ = new Outage(this.resume_, this.resumeHost_(), reason);
       return;
     }
-    this.finish({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason, relay });
-    this.dispose();
+    this.finish_({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason, relay });
+    this.dispose_();
   }
 
   /**
@@ -427,12 +427,12 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * would end the very session the new transport resumes. The relay closes
    * it itself when the new one takes over.
    */
-  private retire(t: Transport | null): void {
-    if (t !== null) this.retired.push(t);
+  private retire_(t: Transport | null): void {
+    if (t !== null) this.retired_.push(t);
   }
 
-  private closeRetired(): void {
-    for (const t of this.retired.splice(0)) {
+  private closeRetired_(): void {
+    for (const t of this.retired_.splice(0)) {
       try {
         t.close();
       } catch {
@@ -448,46 +448,46 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * only a transport below it: that one is treated as failed (the session
    * resumes on another, if it can).
    */
-  private fitDatagramSize(t: Transport): boolean {
-    const core = this.core;
+  private fitDatagramSize_(t: Transport): boolean {
+    const core = this.core_;
     if (core === null) return false;
-    const size = Math.min(this.dgramCap, Math.floor(t.maxDatagramSize));
-    if (core.setMaxDatagramSize(this.clock.now(), size)) {
-      this.fittedTo = t.maxDatagramSize;
+    const size = Math.min(this.dgramCap_, Math.floor(t.maxDatagramSize));
+    if (core.setMaxDatagramSize(this.clock_.now(), size)) {
+      this.fittedTo_ = t.maxDatagramSize;
       return true;
     }
     const reason = `${t.kind}: datagrams of ${t.maxDatagramSize} bytes are too small for this session`;
-    this.current = null;
+    this.current_ = null;
     t.close();
-    this.transportClosed(reason);
+    this.transportClosed_(reason);
     return false;
   }
 
   /** The session loses its transport; it waits (sends queue in the core) for a new one. */
-  private detach(reason: string): void {
-    this.current = null;
-    this._state = 'reconnecting';
+  private detach_(reason: string): void {
+    this.current_ = null;
+    this._state_ = 'reconnecting';
     this.emit('reconnecting', { reason });
   }
 
-  private resumeHost() {
+  private resumeHost_() {
     return {
-      clock: this.clock,
+      clock: this.clock_,
       adopt: (t: Transport) => {
-        if (this.core === null) {
+        if (this.core_ === null) {
           t.close();
           return false;
         }
-        this.attach(t);
-        if (!this.fitDatagramSize(t)) return true;
-        this.core.handlePathChange(this.clock.now());
-        this.drain();
+        this.attach_(t);
+        if (!this.fitDatagramSize_(t)) return true;
+        this.core_.handlePathChange(this.clock_.now());
+        this.drain_();
         return true;
       },
       giveUp: (reason: string, relay: RelayClose | null) => {
-        this.outage = null;
-        this.finish({ kind: 'transport', code: 'RICOCHET_ERR_RESUME_FAILED', closeCode: 0, reason, relay });
-        this.dispose();
+        this.outage_ = null;
+        this.finish_({ kind: 'transport', code: 'RICOCHET_ERR_RESUME_FAILED', closeCode: 0, reason, relay });
+        this.dispose_();
       },
     };
   }
@@ -497,40 +497,40 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * silenceTimeoutMs is treated as dead, and so is one that answers none of
    * the probes sent after quietProbeMs of silence (see ResumeOptions).
    */
-  private watchSilence(): void {
-    const ms = this.resume?.silenceMs ?? 0;
-    const quietMs = this.resume?.quietMs ?? 0;
-    if ((ms <= 0 && quietMs <= 0) || this.core === null) return;
+  private watchSilence_(): void {
+    const ms = this.resume_?.silenceMs ?? 0;
+    const quietMs = this.resume_?.quietMs ?? 0;
+    if ((ms <= 0 && quietMs <= 0) || this.core_ === null) return;
     const limitUs = (ms > 0 ? ms : Infinity) * 1000;
     const quietUs = (quietMs > 0 ? quietMs : Infinity) * 1000;
     let probes = 0;
     const check = () => {
-      this.cancelSilence = null;
-      const core = this.core;
+      this.cancelSilence_ = null;
+      const core = this.core_;
       if (core === null) return;
-      const now = this.clock.now();
-      const silentUs = now - this.lastHeardUs;
-      let next = this.lastHeardUs + Math.min(limitUs, quietUs);
+      const now = this.clock_.now();
+      const silentUs = now - this.lastHeardUs_;
+      let next = this.lastHeardUs_ + Math.min(limitUs, quietUs);
       if (silentUs < quietUs) probes = 0;
-      if (this._state === 'open' && this.current !== null && silentUs >= Math.min(limitUs, quietUs)) {
+      if (this._state_ === 'open' && this.current_ !== null && silentUs >= Math.min(limitUs, quietUs)) {
         if (silentUs < limitUs && probes < QUIET_PROBES) {
           probes++;
           core.handlePathChange(now); // a probe: ack-eliciting, answered within a round trip
-          this.drain();
-          next = now + this.probeAnswerUs();
+          this.drain_();
+          next = now + this.probeAnswerUs_();
         } else {
           const reason = silentUs >= limitUs ? `nothing arrived for ${ms} ms` : `no answer to ${probes} probes in ${Math.round(silentUs / 1000)} ms of silence`;
-          this.current.markStalled?.(reason);
-          this.retire(this.current);
-          this.transportClosed(reason);
+          this.current_.markStalled?.(reason);
+          this.retire_(this.current_);
+          this.transportClosed_(reason);
           probes = 0;
         }
       }
       // Not before the next deadline from the last datagram heard (a later
       // one would let up to twice the limit pass unnoticed).
-      this.cancelSilence = this.clock.at(next > now ? next : now + Math.min(limitUs, quietUs), check);
+      this.cancelSilence_ = this.clock_.at(next > now ? next : now + Math.min(limitUs, quietUs), check);
     };
-    this.cancelSilence = this.clock.at(this.lastHeardUs + Math.min(limitUs, quietUs), check);
+    this.cancelSilence_ = this.clock_.at(this.lastHeardUs_ + Math.min(limitUs, quietUs), check);
   }
 
   /**
@@ -539,8 +539,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * smoothed round trips and 250 ms, as a noisy host's variance would
    * otherwise stretch each probe past a second.
    */
-  private probeAnswerUs(): number {
-    const s = this.core === null ? null : decodeStats(this.core.stats());
+  private probeAnswerUs_(): number {
+    const s = this.core_ === null ? null : decodeStats(this.core_.stats());
     const generous = s ? 3 * (s.rttMs + 4 * s.rttVarMs) + 25 : 0;
     const cap = s ? 2 * s.rttMs + 250 : 0;
     return Math.max(PROBE_ANSWER_MIN_MS, Math.min(generous, cap)) * 1000;
@@ -552,33 +552,33 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * its idle timeout. `pagehide`, not `unload`: it also fires on mobile and
    * for pages entering the back/forward cache, which cannot keep sockets.
    */
-  private closeWithPage(): void {
+  private closeWithPage_(): void {
     const page = globalThis as { addEventListener?: (t: string, f: () => void) => void; removeEventListener?: (t: string, f: () => void) => void };
     if (typeof page.addEventListener !== 'function') return;
     const gone = () => this.close(0, 'page closed');
     page.addEventListener('pagehide', gone);
-    this.forgetPage = () => page.removeEventListener?.('pagehide', gone);
+    this.forgetPage_ = () => page.removeEventListener?.('pagehide', gone);
   }
 
   /** Release the wasm side once nothing more can happen. */
-  private dispose(): void {
-    this._state = 'closed';
-    this.forgetPage?.();
-    this.forgetPage = null;
-    this.cancelTimer?.();
-    this.cancelTimer = null;
-    this.cancelSilence?.();
-    this.cancelSilence = null;
-    this.outage?.stop();
-    this.outage = null;
-    if (this.statsTimer !== null) clearInterval(this.statsTimer);
-    this.statsTimer = null;
-    this.core?.free();
-    this.core = null;
+  private dispose_(): void {
+    this._state_ = 'closed';
+    this.forgetPage_?.();
+    this.forgetPage_ = null;
+    this.cancelTimer_?.();
+    this.cancelTimer_ = null;
+    this.cancelSilence_?.();
+    this.cancelSilence_ = null;
+    this.outage_?.stop();
+    this.outage_ = null;
+    if (this.statsTimer_ !== null) clearInterval(this.statsTimer_);
+    this.statsTimer_ = null;
+    this.core_?.free();
+    this.core_ = null;
     // The session is over: release the socket / WebTransport session too.
-    this.current?.close();
-    this.current = null;
-    this.closeRetired();
+    this.current_?.close();
+    this.current_ = null;
+    this.closeRetired_();
   }
 }
 

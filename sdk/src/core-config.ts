@@ -38,11 +38,29 @@ export function configuredDatagramSize(c: { get(f: number): number }): number {
   return c.get(F.maxDatagramSize);
 }
 
+type CoreOptions = ConnectionOptions & { maxConnections?: number; maxChannels?: number; recvBudgetBytes?: number };
+
+/** Numeric options: name, core field, largest value, and the factor to the field's unit (ms -> µs). A table, not a call per option: smaller. */
+type NumericOption = { [K in keyof CoreOptions]-?: CoreOptions[K] extends number | undefined ? K : never }[keyof CoreOptions];
+const NUMERIC: readonly [name: NumericOption, field: number, max?: number, scale?: number][] = [
+  ['maxMessageBytes', F.maxMessageSize, 2 ** 30],
+  ['sendBufferBytes', F.sendBufferBytes, 2 ** 32 - 1],
+  ['recvBufferBytes', F.recvBufferBytes, 2 ** 32 - 1],
+  ['idleTimeoutMs', F.idleTimeoutUs, undefined, 1000],
+  ['keepaliveMs', F.keepaliveIntervalUs, undefined, 1000],
+  ['handshakeTimeoutMs', F.handshakeTimeoutUs, undefined, 1000],
+  ['maxAckDelayMs', F.maxAckDelayUs, undefined, 1000],
+  ['maxConnections', F.maxConnections, 2 ** 32 - 1],
+  ['maxChannels', F.maxChannels, 255],
+  ['recvBudgetBytes', F.recvBudgetBytes, 2 ** 32 - 1],
+  ['fecBudget', F.fecBudget, 2],
+];
+
 /** A ConfigInput of module `w` (the one whose Client/Server will take it).
  *  A client's (`withChannels`) also needs its first transport's kind. */
 export function coreConfig<G extends ClientGlue>(
   w: G,
-  o: ConnectionOptions & { maxConnections?: number; maxChannels?: number; recvBudgetBytes?: number },
+  o: CoreOptions,
   transportMax: number,
   withChannels: boolean,
   transportKind = '',
@@ -52,22 +70,11 @@ export function coreConfig<G extends ClientGlue>(
   if (dgram > transportMax) invalid(`maxDatagramBytes (${dgram}) exceeds the transport's maximum (${transportMax})`);
   c.set(F.maxDatagramSize, dgram);
   if (withChannels) c.set(F.minDatagramSize, datagramFloor(o, dgram, transportKind));
-  const set = (name: string, v: number | undefined, apply: (x: number) => void, max?: number) => {
-    const x = positive(name, v, max);
-    if (x !== undefined) apply(x);
-  };
-  set('maxMessageBytes', o.maxMessageBytes, (x) => c.set(F.maxMessageSize, x), 2 ** 30);
-  set('sendBufferBytes', o.sendBufferBytes, (x) => c.set(F.sendBufferBytes, x), 2 ** 32 - 1);
-  set('recvBufferBytes', o.recvBufferBytes, (x) => c.set(F.recvBufferBytes, x), 2 ** 32 - 1);
-  set('idleTimeoutMs', o.idleTimeoutMs, (x) => c.set(F.idleTimeoutUs, x * 1000));
-  set('keepaliveMs', o.keepaliveMs, (x) => c.set(F.keepaliveIntervalUs, x * 1000));
-  set('handshakeTimeoutMs', o.handshakeTimeoutMs, (x) => c.set(F.handshakeTimeoutUs, x * 1000));
-  set('maxAckDelayMs', o.maxAckDelayMs, (x) => c.set(F.maxAckDelayUs, x * 1000));
-  set('maxConnections', o.maxConnections, (x) => c.set(F.maxConnections, x), 2 ** 32 - 1);
-  set('maxChannels', o.maxChannels, (x) => c.set(F.maxChannels, x), 255);
-  set('recvBudgetBytes', o.recvBudgetBytes, (x) => c.set(F.recvBudgetBytes, x), 2 ** 32 - 1);
-  c.set(F.fecPreset, fecPreset(o.fec));
-  set('fecBudget', o.fecBudget, (x) => c.set(F.fecBudget, x), 2);
+  for (const [name, field, max, scale] of NUMERIC) {
+    if (name === 'fecBudget') c.set(F.fecPreset, fecPreset(o.fec)); // validated in this order
+    const x = positive(name, o[name], max);
+    if (x !== undefined) c.set(field, x * (scale ?? 1));
+  }
   if (o.congestion !== undefined) {
     const cc = CONGESTION[o.congestion];
     if (cc === undefined) invalid(`congestion: expected one of ${Object.keys(CONGESTION).join(', ')}, got ${String(o.congestion)}`);

@@ -16,12 +16,12 @@ interface Held<E> {
 type Listener<E> = { bivariant(e: E): void }['bivariant'];
 
 export class Emitter<Events extends { [K in keyof Events]: unknown }> {
-  private handlers: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
-  private held: { [K in keyof Events]?: Held<Events[K]> } = {};
+  private handlers_: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
+  private held_: { [K in keyof Events]?: Held<Events[K]> } = {};
 
   on<K extends keyof Events>(type: K, fn: (e: Events[K]) => void): () => void {
-    (this.handlers[type] ??= []).push(fn);
-    const h = this.held[type];
+    (this.handlers_[type] ??= []).push(fn);
+    const h = this.held_[type];
     // Held events go to the first listener, after the call that attached it
     // returns; newer ones queue behind them, so order is kept.
     if (h && h.list.length > 0 && !h.flushing) {
@@ -29,7 +29,7 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       queueMicrotask(() => {
         h.flushing = false;
         const list = h.list.splice(0);
-        for (const e of list) this.deliver(type, e);
+        for (const e of list) this.deliver_(type, e);
       });
     }
     return () => this.off(type, fn);
@@ -44,8 +44,8 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
   }
 
   off<K extends keyof Events>(type: K, fn: (e: Events[K]) => void): void {
-    const list = this.handlers[type];
-    if (list) this.handlers[type] = list.filter((f) => f !== fn);
+    const list = this.handlers_[type];
+    if (list) this.handlers_[type] = list.filter((f) => f !== fn);
   }
 
   /**
@@ -53,12 +53,12 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
    * first one instead of dropping them; past the limit, `overflow` runs once.
    */
   protected holdUnheard<K extends keyof Events>(type: K, limit: number, overflow: () => void): void {
-    this.held[type] = { list: [], limit, overflow, flushing: false };
+    this.held_[type] = { list: [], limit, overflow, flushing: false };
   }
 
   protected emit<K extends keyof Events>(type: K, e: Events[K]): void {
-    const h = this.held[type];
-    if (h && (h.list.length > 0 || !this.handlers[type]?.length)) {
+    const h = this.held_[type];
+    if (h && (h.list.length > 0 || !this.handlers_[type]?.length)) {
       if (h.list.length < h.limit) h.list.push(e);
       else if (h.limit > 0) {
         h.limit = 0;
@@ -67,11 +67,11 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       }
       return;
     }
-    this.deliver(type, e);
+    this.deliver_(type, e);
   }
 
-  private deliver<K extends keyof Events>(type: K, e: Events[K]): void {
-    const list = this.handlers[type];
+  private deliver_<K extends keyof Events>(type: K, e: Events[K]): void {
+    const list = this.handlers_[type];
     if (list) for (const fn of list.slice()) fn(e);
   }
 }

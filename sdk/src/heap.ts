@@ -82,19 +82,19 @@ const EV_AT = TX_AT + BATCH.RECORDS * BATCH.TX_WORDS;
  */
 export class CorePort {
   /** The table's first word in `heap.words`; word 0 counts the core's mutating calls. */
-  private readonly table: number;
-  private ioPtr = 0;
-  private ioCap = 0;
-  private txAt = 0;
-  private txEnd = 0;
+  private readonly table_: number;
+  private ioPtr_ = 0;
+  private ioCap_ = 0;
+  private txAt_ = 0;
+  private txEnd_ = 0;
   /** The last `transmit` was short at `txNow` and `txEpoch`: nothing more is due until either moves. */
-  private txShort = false;
-  private txNow = -1;
-  private txEpoch = 0;
-  private evAt = 0;
-  private evEnd = 0;
-  private evShort = false;
-  private evEpoch = 0;
+  private txShort_ = false;
+  private txNow_ = -1;
+  private txEpoch_ = 0;
+  private evAt_ = 0;
+  private evEnd_ = 0;
+  private evShort_ = false;
+  private evEpoch_ = 0;
   /** The last datagram's connection and whether it goes to the candidate address (server). */
   txConn = 0;
   txCandidate = false;
@@ -109,30 +109,30 @@ export class CorePort {
     readonly heap: Heap,
     private readonly core: BatchCore,
   ) {
-    this.table = core.tablePtr() >>> 2;
+    this.table_ = core.tablePtr() >>> 2;
   }
 
   /** The datagram view last handed out, reused while the next one has the same place. */
-  private txView: Uint8Array | null = null;
-  private txViewOf: Uint8Array | null = null;
-  private txViewPtr = 0;
+  private txView_: Uint8Array | null = null;
+  private txViewOf_: Uint8Array | null = null;
+  private txViewPtr_ = 0;
 
   /** The core's count of mutating calls (views must be fresh). */
-  private epoch(): number {
-    return this.heap.words[this.table]!;
+  private epoch_(): number {
+    return this.heap.words[this.table_]!;
   }
 
   /** Copies `bytes` into the core's input buffer; returns the length. */
   writeIn(bytes: Uint8Array): number {
     let src = bytes;
-    if (src.length > this.ioCap) {
+    if (src.length > this.ioCap_) {
       // Reserving can grow memory, detaching a view of it (a loopback hands
       // another core's output straight across): copy such a view out first.
       if (src.buffer === this.heap.memory.buffer) src = src.slice();
-      this.ioCap = Math.max(src.length, 2048);
-      this.ioPtr = this.core.ioReserve(this.ioCap);
+      this.ioCap_ = Math.max(src.length, 2048);
+      this.ioPtr_ = this.core.ioReserve(this.ioCap_);
     }
-    this.heap.bytes().set(src, this.ioPtr);
+    this.heap.bytes().set(src, this.ioPtr_);
     return src.length;
   }
 
@@ -144,19 +144,19 @@ export class CorePort {
   nextDatagram(now: number, max: number): Uint8Array | null {
     const heap = this.heap;
     heap.fresh();
-    if (this.txAt >= this.txEnd) {
-      if (this.txShort && this.txNow === now && this.epoch() === this.txEpoch) return null;
+    if (this.txAt_ >= this.txEnd_) {
+      if (this.txShort_ && this.txNow_ === now && this.epoch_() === this.txEpoch_) return null;
       const n = this.core.transmit(now, max);
       heap.fresh();
-      this.txAt = 0;
-      this.txEnd = n;
-      this.txShort = n < max;
-      this.txNow = now;
-      this.txEpoch = this.epoch();
+      this.txAt_ = 0;
+      this.txEnd_ = n;
+      this.txShort_ = n < max;
+      this.txNow_ = now;
+      this.txEpoch_ = this.epoch_();
       if (n === 0) return null;
     }
     const w = heap.words;
-    const r = this.table + TX_AT + this.txAt++ * BATCH.TX_WORDS;
+    const r = this.table_ + TX_AT + this.txAt_++ * BATCH.TX_WORDS;
     const ptr = w[r]!;
     const len = w[r + 1]!;
     this.txConn = w[r + 2]!;
@@ -164,11 +164,11 @@ export class CorePort {
     // A new view costs more than the rest of this call: transports copy
     // what they are given before returning, so one that still has the
     // place is handed out again.
-    let v = this.txView;
-    if (v === null || this.txViewPtr !== ptr || v.length !== len || this.txViewOf !== heap.view) {
-      v = this.txView = heap.view.subarray(ptr, ptr + len);
-      this.txViewOf = heap.view;
-      this.txViewPtr = ptr;
+    let v = this.txView_;
+    if (v === null || this.txViewPtr_ !== ptr || v.length !== len || this.txViewOf_ !== heap.view) {
+      v = this.txView_ = heap.view.subarray(ptr, ptr + len);
+      this.txViewOf_ = heap.view;
+      this.txViewPtr_ = ptr;
     }
     return v;
   }
@@ -177,19 +177,19 @@ export class CorePort {
   nextEvent(): number {
     const heap = this.heap;
     heap.fresh();
-    if (this.evAt >= this.evEnd) {
+    if (this.evAt_ >= this.evEnd_) {
       // Events arise only from calls that move the epoch.
-      if (this.evShort && this.epoch() === this.evEpoch) return 0;
+      if (this.evShort_ && this.epoch_() === this.evEpoch_) return 0;
       const n = this.core.takeEvents(BATCH.RECORDS);
       heap.fresh();
-      this.evAt = 0;
-      this.evEnd = n;
-      this.evShort = n < BATCH.RECORDS;
-      this.evEpoch = this.epoch();
+      this.evAt_ = 0;
+      this.evEnd_ = n;
+      this.evShort_ = n < BATCH.RECORDS;
+      this.evEpoch_ = this.epoch_();
       if (n === 0) return 0;
     }
     const w = heap.words;
-    const r = this.table + EV_AT + this.evAt++ * BATCH.EV_WORDS;
+    const r = this.table_ + EV_AT + this.evAt_++ * BATCH.EV_WORDS;
     this.evConn = w[r + 1]!;
     this.evArg = w[r + 2]!;
     this.evPtr = w[r + 3]!;

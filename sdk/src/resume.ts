@@ -97,11 +97,11 @@ export interface ResumeHost {
 export class Outage {
   readonly startedUs: number;
   attempts = 0;
-  private lastReason: string;
-  private lastRelay: RelayClose | null = null;
-  private retry: (() => void) | null = null;
-  private readonly window: () => void;
-  private over = false;
+  private lastReason_: string;
+  private lastRelay_: RelayClose | null = null;
+  private retry_: (() => void) | null = null;
+  private readonly window_: () => void;
+  private over_ = false;
 
   constructor(
     private readonly s: ResumeSettings,
@@ -109,20 +109,20 @@ export class Outage {
     reason: string,
   ) {
     this.startedUs = host.clock.now();
-    this.lastReason = reason;
-    this.window = host.clock.at(this.startedUs + s.windowMs * 1000, () =>
-      this.end(`no transport within resumeWindowMs (${s.windowMs} ms) after ${this.attempts} attempts; last: ${this.lastReason}`),
+    this.lastReason_ = reason;
+    this.window_ = host.clock.at(this.startedUs + s.windowMs * 1000, () =>
+      this.end_(`no transport within resumeWindowMs (${s.windowMs} ms) after ${this.attempts} attempts; last: ${this.lastReason_}`),
     );
-    this.scheduleAttempt();
+    this.scheduleAttempt_();
   }
 
   /** The transport adopted for this outage closed before anything arrived on it. */
   attemptFailed(reason: string, relay: RelayClose | null = null): void {
-    if (this.over) return;
-    this.lastReason = reason;
-    this.lastRelay = relay;
-    if (relay?.error && FINAL.has(relay.error)) return this.end(`resume refused: ${relay.reason}`);
-    this.scheduleAttempt();
+    if (this.over_) return;
+    this.lastReason_ = reason;
+    this.lastRelay_ = relay;
+    if (relay?.error && FINAL.has(relay.error)) return this.end_(`resume refused: ${relay.reason}`);
+    this.scheduleAttempt_();
   }
 
   /** Something arrived on the new transport: the outage is over. */
@@ -132,35 +132,35 @@ export class Outage {
   }
 
   stop(): void {
-    this.over = true;
-    this.window();
-    this.retry?.();
-    this.retry = null;
+    this.over_ = true;
+    this.window_();
+    this.retry_?.();
+    this.retry_ = null;
   }
 
-  private end(reason: string): void {
-    if (this.over) return;
+  private end_(reason: string): void {
+    if (this.over_) return;
     this.stop();
-    this.host.giveUp(reason, this.lastRelay);
+    this.host.giveUp(reason, this.lastRelay_);
   }
 
-  private scheduleAttempt(): void {
+  private scheduleAttempt_(): void {
     const clock = this.host.clock;
-    this.retry = clock.at(clock.now() + retryDelayMs(this.attempts + 1) * 1000, () => {
-      this.retry = null;
-      void this.attempt();
+    this.retry_ = clock.at(clock.now() + retryDelayMs(this.attempts + 1) * 1000, () => {
+      this.retry_ = null;
+      void this.attempt_();
     });
   }
 
-  private async attempt(): Promise<void> {
+  private async attempt_(): Promise<void> {
     this.attempts++;
     let t: Transport;
     try {
-      t = await this.s.reconnect({ attempt: this.attempts, reason: this.lastReason });
+      t = await this.s.reconnect({ attempt: this.attempts, reason: this.lastReason_ });
     } catch (e) {
       return this.attemptFailed(reasonOf(e), e instanceof RicochetError ? (e.relay ?? null) : null);
     }
-    if (this.over) return t.close();
+    if (this.over_) return t.close();
     // The window stays armed until something arrives on `t` (proven).
     if (!this.host.adopt(t)) this.stop();
   }

@@ -1,7 +1,7 @@
 // "@ricochet/sdk/slim": the client module, loaded by `await init()` from
 // dist/ricochet_wasm.wasm (bundlers that understand
 // `new URL('...', import.meta.url)` emit it as an asset) or the source given.
-import initClient, * as glue from '../wasm/ricochet_client.js';
+import initClient, { Client, ConfigInput, protocolVersion } from '../wasm/ricochet_client.js';
 import { fetchWasm, type GlueSource } from './load.js';
 import { isRegistered, register } from './wasm.js';
 
@@ -35,7 +35,7 @@ async function load(source: WasmSource): Promise<void> {
   const href = typeof source === 'string' ? source : 'href' in source && typeof source.href === 'string' ? source.href : null;
   const input = href === null ? ((await source) as GlueSource) : await fetchWasm(new URL(href, globalThis.location?.href));
   const exports = await initClient({ module_or_path: input });
-  register('client', glue, exports);
+  register('client', { Client, ConfigInput, protocolVersion }, exports); // by name: the namespace would keep initSync
 }
 
 export * from './index.js';

@@ -132,52 +132,31 @@ function between(a: Totals, b: Totals, seconds: number): RecentStats {
 /** Counters `recent` gives as rates. */
 const RATES = ['bytesIn', 'bytesOut', 'packetsIn', 'packetsOut', 'fecRecovered'] as const;
 
+/** A core figure's name in ConnectionStats: µs become ms (`rttUs` -> `rttMs`). */
+type Named<K extends string> = K extends `${infer B}Us` ? `${B}Ms` : K;
+type Decoded = { [K in Exclude<keyof typeof S, 'channels'> as Named<K>]: number };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Compile-time: the core's figures are exactly ConnectionStats' (one name each, by the rule above). */
+const FIGURES_MATCH: Same<Decoded, Omit<Totals, 'channels'>> = true;
+void FIGURES_MATCH;
+
+/** The stats vector by name, in the core's order (a loop over the generated tables, not a literal per field: smaller). */
 export function decodeStats(v: ArrayLike<number>): Totals {
   const at = (i: number) => v[i]!;
   const n = v[S.channels] ?? 0;
   const channels: ChannelStats[] = [];
   const per = Object.keys(C).length;
   for (let i = 0; i < n; i++) {
-    const b = STATS_LEN + i * per;
-    channels.push({
-      messagesSent: at(b + C.messagesSent),
-      messagesDelivered: at(b + C.messagesDelivered),
-      queuedMessages: at(b + C.queuedMessages),
-      unackedMessages: at(b + C.unackedMessages),
-    });
+    const ch: Record<string, number> = {};
+    for (const [k, j] of Object.entries(C)) ch[k] = at(STATS_LEN + i * per + j);
+    channels.push(ch as unknown as ChannelStats);
   }
-  return {
-    rttMs: at(S.rttUs) / 1000,
-    rttVarMs: at(S.rttVarUs) / 1000,
-    minRttMs: at(S.minRttUs) / 1000,
-    lossOut: at(S.lossOut),
-    lossIn: at(S.lossIn),
-    packetsOut: at(S.packetsOut),
-    packetsIn: at(S.packetsIn),
-    bytesOut: at(S.bytesOut),
-    bytesIn: at(S.bytesIn),
-    packetsLost: at(S.packetsLost),
-    retransmissions: at(S.retransmissions),
-    duplicates: at(S.duplicates),
-    malformed: at(S.malformed),
-    noRoom: at(S.noRoom),
-    overheadBytesOut: at(S.overheadBytesOut),
-    payloadBytesOut: at(S.payloadBytesOut),
-    congestionWindow: at(S.congestionWindow),
-    bytesInFlight: at(S.bytesInFlight),
-    sendBufferBytes: at(S.sendBufferBytes),
-    recvBufferBytes: at(S.recvBufferBytes),
-    residualLossIn: at(S.residualLossIn),
-    fecRecovered: at(S.fecRecovered),
-    fecRepairBytesOut: at(S.fecRepairBytesOut),
-    fecRepairPacketsOut: at(S.fecRepairPacketsOut),
-    fecPeerLoss: at(S.fecPeerLoss),
-    fecPeerBurst: at(S.fecPeerBurst),
-    earlyResends: at(S.earlyResends),
-    elicitingPacketsOut: at(S.elicitingPacketsOut),
-    unauthenticated: at(S.unauthenticated),
-    tooFarAhead: at(S.tooFarAhead),
-    peerPacketsExpected: at(S.peerPacketsExpected),
-    channels,
-  };
+  const out: Record<string, unknown> = {};
+  for (const [k, i] of Object.entries(S)) {
+    if (k === 'channels') continue;
+    if (k.endsWith('Us')) out[`${k.slice(0, -2)}Ms`] = at(i) / 1000;
+    else out[k] = at(i);
+  }
+  out.channels = channels;
+  return out as unknown as Totals;
 }

@@ -11,31 +11,31 @@ export abstract class TransportBase implements Transport {
   abstract readonly maxDatagramSize: number;
   /** Ended (closed by us, or reported closed): nothing more is sent or reported. */
   protected closed = false;
-  private datagramHandler: ((d: Uint8Array) => void) | null = null;
-  private closeHandler: ((reason: string, relay?: RelayClose | null) => void) | null = null;
-  private writableHandler: (() => void) | null = null;
+  private datagramHandler_: ((d: Uint8Array) => void) | null = null;
+  private closeHandler_: ((reason: string, relay?: RelayClose | null) => void) | null = null;
+  private writableHandler_: (() => void) | null = null;
 
   abstract send(datagram: Uint8Array): void;
   abstract close(): void;
 
   onDatagram(handler: (d: Uint8Array) => void): void {
-    this.datagramHandler = handler;
+    this.datagramHandler_ = handler;
   }
   onClose(handler: (reason: string, relay?: RelayClose | null) => void): void {
-    this.closeHandler = handler;
+    this.closeHandler_ = handler;
   }
   onWritable(handler: () => void): void {
-    this.writableHandler = handler;
+    this.writableHandler_ = handler;
   }
 
   /** Hands an incoming datagram to the receiver. */
   protected deliver(d: Uint8Array): void {
-    this.datagramHandler?.(d);
+    this.datagramHandler_?.(d);
   }
 
   /** Tells the run loop that `canSend` turned true again. */
   protected writable(): void {
-    this.writableHandler?.();
+    this.writableHandler_?.();
   }
 
   /** Marks the transport ended and releases its timers; subclasses with timers extend it. */
@@ -47,6 +47,6 @@ export abstract class TransportBase implements Transport {
   protected finish(reason: string, relay: RelayClose | null = null): void {
     if (this.closed) return;
     this.stop();
-    this.closeHandler?.(reason, relay);
+    this.closeHandler_?.(reason, relay);
   }
 }

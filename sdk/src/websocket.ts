@@ -42,14 +42,14 @@ export class WebSocketTransport extends TransportBase {
   readonly kind = 'websocket';
   readonly maxDatagramSize: number;
   private readonly ws: WebSocketLike;
-  private readonly highWater: number;
-  private drainTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly highWater_: number;
+  private drainTimer_: ReturnType<typeof setTimeout> | null = null;
 
   private constructor(ws: WebSocketLike, options: WebSocketTransportOptions) {
     super();
     this.ws = ws;
     this.maxDatagramSize = options.maxDatagramSize ?? 1200;
-    this.highWater = options.highWaterBytes ?? 64 * 1024;
+    this.highWater_ = options.highWaterBytes ?? 64 * 1024;
     ws.onmessage = (ev) => {
       const d = ev.data;
       if (d instanceof ArrayBuffer) this.deliver(new Uint8Array(d));
@@ -88,21 +88,21 @@ export class WebSocketTransport extends TransportBase {
 
   canSend(): boolean {
     if (this.closed || this.ws.readyState !== OPEN) return false;
-    if (this.ws.bufferedAmount < this.highWater) return true;
-    this.watchDrain();
+    if (this.ws.bufferedAmount < this.highWater_) return true;
+    this.watchDrain_();
     return false;
   }
 
   /** Browsers have no drain event: poll until the buffer empties below the mark. */
-  private watchDrain(): void {
-    if (this.drainTimer !== null) return;
+  private watchDrain_(): void {
+    if (this.drainTimer_ !== null) return;
     const check = () => {
-      this.drainTimer = null;
+      this.drainTimer_ = null;
       if (this.closed) return;
-      if (this.ws.bufferedAmount < this.highWater) this.writable();
-      else this.drainTimer = setTimeout(check, 4);
+      if (this.ws.bufferedAmount < this.highWater_) this.writable();
+      else this.drainTimer_ = setTimeout(check, 4);
     };
-    this.drainTimer = setTimeout(check, 4);
+    this.drainTimer_ = setTimeout(check, 4);
   }
 
   send(datagram: Uint8Array): void {
@@ -118,6 +118,6 @@ export class WebSocketTransport extends TransportBase {
 
   protected override stop(): void {
     super.stop();
-    if (this.drainTimer !== null) clearTimeout(this.drainTimer);
+    if (this.drainTimer_ !== null) clearTimeout(this.drainTimer_);
   }
 }

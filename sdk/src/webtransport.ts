@@ -149,24 +149,24 @@ export class WebTransportTransport extends TransportBase {
   readonly kind = 'webtransport';
   /** Where outgoing datagrams go: `datagrams.writable`, or a stream from `datagrams.createWritable()`. */
   readonly datagramWriter: DatagramWriterSource;
-  private readonly wt: WebTransportLike;
-  private readonly url: string;
-  private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
-  private readonly queue: Uint8Array[] = [];
-  private tokens: number;
-  private lastRefill = performance.now();
-  private pump: ReturnType<typeof setTimeout> | null = null;
+  private readonly wt_: WebTransportLike;
+  private readonly url_: string;
+  private readonly writer_: WritableStreamDefaultWriter<Uint8Array>;
+  private readonly queue_: Uint8Array[] = [];
+  private tokens_: number;
+  private lastRefill_ = performance.now();
+  private pump_: ReturnType<typeof setTimeout> | null = null;
   /** The session itself was closed (by us, or it ended). */
-  private sessionClosed = false;
-  private readonly rate: number;
-  private readonly burst: number;
-  private readonly stallMs: number;
+  private sessionClosed_ = false;
+  private readonly rate_: number;
+  private readonly burst_: number;
+  private readonly stallMs_: number;
   /** Start times of writes not yet completed, oldest first (a stream completes writes in order). */
-  private readonly inFlight: number[] = [];
-  private stallTimer: ReturnType<typeof setInterval> | null = null;
-  private lastStallCheck = performance.now();
+  private readonly inFlight_: number[] = [];
+  private stallTimer_: ReturnType<typeof setInterval> | null = null;
+  private lastStallCheck_ = performance.now();
   /** Pending writes count as pending only from here (moved on when the page's timers ran late). */
-  private stallBaseline = performance.now();
+  private stallBaseline_ = performance.now();
   /** Datagrams dropped because the pacing queue was full. */
   dropped = 0;
   /** Datagrams dropped because they exceeded maxDatagramSize (the run loop
@@ -179,23 +179,23 @@ export class WebTransportTransport extends TransportBase {
 
   private constructor(wt: WebTransportLike, url: string, options: WebTransportOptions) {
     super();
-    this.wt = wt;
-    this.url = url;
-    this.rate = options.datagramsPerMs ?? 4;
-    this.burst = options.burst ?? 32;
-    this.stallMs = options.stallTimeoutMs ?? 2000;
-    this.tokens = this.burst;
+    this.wt_ = wt;
+    this.url_ = url;
+    this.rate_ = options.datagramsPerMs ?? 4;
+    this.burst_ = options.burst ?? 32;
+    this.stallMs_ = options.stallTimeoutMs ?? 2000;
+    this.tokens_ = this.burst_;
     const d = wt.datagrams;
     try {
-      d.outgoingHighWaterMark = Math.max(d.outgoingHighWaterMark ?? 1, this.burst);
+      d.outgoingHighWaterMark = Math.max(d.outgoingHighWaterMark ?? 1, this.burst_);
       d.incomingHighWaterMark = Math.max(d.incomingHighWaterMark ?? 1, 256);
     } catch {
       // Not settable in this browser: the defaults apply.
     }
     const w = datagramWritable(d);
     this.datagramWriter = w.source;
-    this.writer = w.stream.getWriter();
-    void this.readLoop(d.readable.getReader());
+    this.writer_ = w.stream.getWriter();
+    void this.readLoop_(d.readable.getReader());
     const notice = closeNotice(wt.incomingUnidirectionalStreams);
     void notice.then((r) => {
       if (!r) return;
@@ -205,7 +205,7 @@ export class WebTransportTransport extends TransportBase {
     });
     // A notice still being read when the session ends gets a moment to arrive.
     const settled = (reason: string, relay: RelayClose | null) =>
-      Promise.race([notice, new Promise<null>((r) => setTimeout(r, 20, null))]).then((r) => this.ended(reason, r ?? relay));
+      Promise.race([notice, new Promise<null>((r) => setTimeout(r, 20, null))]).then((r) => this.ended_(reason, r ?? relay));
     wt.closed.then(
       (info) => {
         const i = info as { closeCode?: number; reason?: string } | undefined;
@@ -213,9 +213,9 @@ export class WebTransportTransport extends TransportBase {
       },
       (e) => void settled(`webtransport failed: ${reasonOf(e)}`, null),
     );
-    if (this.stallMs > 0) {
-      const every = Math.max(10, Math.min(250, this.stallMs / 4));
-      this.stallTimer = setInterval(() => this.checkStall(every), every);
+    if (this.stallMs_ > 0) {
+      const every = Math.max(10, Math.min(250, this.stallMs_ / 4));
+      this.stallTimer_ = setInterval(() => this.checkStall_(every), every);
     }
   }
 
@@ -258,7 +258,7 @@ export class WebTransportTransport extends TransportBase {
     }
   }
 
-  private async readLoop(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  private async readLoop_(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -272,11 +272,11 @@ export class WebTransportTransport extends TransportBase {
 
   /** Largest datagram the session takes now (Firefox: 1024; it may change). */
   get maxDatagramSize(): number {
-    return this.wt.datagrams.maxDatagramSize ?? 1200;
+    return this.wt_.datagrams.maxDatagramSize ?? 1200;
   }
 
   canSend(): boolean {
-    return !this.closed && this.queue.length < QUEUE_LIMIT / 2;
+    return !this.closed && this.queue_.length < QUEUE_LIMIT / 2;
   }
 
   send(datagram: Uint8Array): void {
@@ -285,59 +285,59 @@ export class WebTransportTransport extends TransportBase {
       this.oversized++;
       return;
     }
-    if (this.queue.length >= QUEUE_LIMIT) {
+    if (this.queue_.length >= QUEUE_LIMIT) {
       this.dropped++;
       return;
     }
-    this.queue.push(datagram.slice());
-    this.flush();
+    this.queue_.push(datagram.slice());
+    this.flush_();
   }
 
-  private flush(): void {
+  private flush_(): void {
     if (this.closed) return;
     const now = performance.now();
-    this.tokens = Math.min(this.burst, this.tokens + (now - this.lastRefill) * this.rate);
-    this.lastRefill = now;
-    while (this.queue.length > 0 && this.tokens >= 1 && this.inFlight.length < IN_FLIGHT_LIMIT) {
-      this.tokens -= 1;
-      const d = this.queue.shift()!;
-      this.inFlight.push(now);
-      if (this.inFlight.length > this.maxInFlight) this.maxInFlight = this.inFlight.length;
-      const done = () => this.writeDone();
-      this.writer.write(d).then(done, done);
+    this.tokens_ = Math.min(this.burst_, this.tokens_ + (now - this.lastRefill_) * this.rate_);
+    this.lastRefill_ = now;
+    while (this.queue_.length > 0 && this.tokens_ >= 1 && this.inFlight_.length < IN_FLIGHT_LIMIT) {
+      this.tokens_ -= 1;
+      const d = this.queue_.shift()!;
+      this.inFlight_.push(now);
+      if (this.inFlight_.length > this.maxInFlight) this.maxInFlight = this.inFlight_.length;
+      const done = () => this.writeDone_();
+      this.writer_.write(d).then(done, done);
     }
-    if (this.queue.length > 0 && this.pump === null && this.inFlight.length < IN_FLIGHT_LIMIT) {
-      this.pump = setTimeout(() => {
-        this.pump = null;
+    if (this.queue_.length > 0 && this.pump_ === null && this.inFlight_.length < IN_FLIGHT_LIMIT) {
+      this.pump_ = setTimeout(() => {
+        this.pump_ = null;
         const wasBlocked = !this.canSend();
-        this.flush();
+        this.flush_();
         if (wasBlocked && this.canSend()) this.writable();
       }, 1);
     }
   }
 
   /** A write completed (sent or dropped): the browser takes datagrams again. */
-  private writeDone(): void {
-    this.inFlight.shift();
-    if (this.closed || this.queue.length === 0 || this.inFlight.length !== IN_FLIGHT_LIMIT - 1) return;
+  private writeDone_(): void {
+    this.inFlight_.shift();
+    if (this.closed || this.queue_.length === 0 || this.inFlight_.length !== IN_FLIGHT_LIMIT - 1) return;
     // We had stopped at the in-flight limit: resume.
     const wasBlocked = !this.canSend();
-    this.flush();
+    this.flush_();
     if (wasBlocked && this.canSend()) this.writable();
   }
 
   /** Runs every `every` ms: a write pending for stallTimeoutMs of on-time timers ends the transport. */
-  private checkStall(every: number): void {
+  private checkStall_(every: number): void {
     const now = performance.now();
     // Timers ran late (a background tab, a busy page): the browser may not
     // have had its chance either, so pending writes start counting again.
-    if (now - this.lastStallCheck > every * 2 + 50) this.stallBaseline = now;
-    this.lastStallCheck = now;
-    const oldest = this.inFlight[0];
+    if (now - this.lastStallCheck_ > every * 2 + 50) this.stallBaseline_ = now;
+    this.lastStallCheck_ = now;
+    const oldest = this.inFlight_[0];
     if (oldest === undefined || this.closed) return;
-    const pendingMs = now - Math.max(oldest, this.stallBaseline);
-    if (pendingMs >= this.stallMs) {
-      this.markStalled(`webtransport stalled: a datagram write has not completed for ${Math.round(now - oldest)} ms (${this.inFlight.length} pending)`);
+    const pendingMs = now - Math.max(oldest, this.stallBaseline_);
+    if (pendingMs >= this.stallMs_) {
+      this.markStalled(`webtransport stalled: a datagram write has not completed for ${Math.round(now - oldest)} ms (${this.inFlight_.length} pending)`);
       // Leave the session open: a relay ends a session whose client closes
       // on purpose. The connection closes it once a successor took over.
       this.finish(this.stalled!);
@@ -352,15 +352,15 @@ export class WebTransportTransport extends TransportBase {
   markStalled(reason: string): void {
     if (this.stalled !== null) return;
     this.stalled = reason;
-    recordWebTransportStall(this.url, reason);
+    recordWebTransportStall(this.url_, reason);
   }
 
   close(): void {
     this.stop();
-    if (this.sessionClosed) return;
-    this.sessionClosed = true;
+    if (this.sessionClosed_) return;
+    this.sessionClosed_ = true;
     try {
-      this.wt.close({ closeCode: 0, reason: 'closed' });
+      this.wt_.close({ closeCode: 0, reason: 'closed' });
     } catch {
       // already closed
     }
@@ -368,15 +368,15 @@ export class WebTransportTransport extends TransportBase {
 
   protected override stop(): void {
     super.stop();
-    if (this.pump !== null) clearTimeout(this.pump);
-    this.pump = null;
-    if (this.stallTimer !== null) clearInterval(this.stallTimer);
-    this.stallTimer = null;
+    if (this.pump_ !== null) clearTimeout(this.pump_);
+    this.pump_ = null;
+    if (this.stallTimer_ !== null) clearInterval(this.stallTimer_);
+    this.stallTimer_ = null;
   }
 
   /** The session ended underneath. */
-  private ended(reason: string, relay: RelayClose | null = null): void {
-    this.sessionClosed = true;
+  private ended_(reason: string, relay: RelayClose | null = null): void {
+    this.sessionClosed_ = true;
     this.finish(reason, relay);
   }
 }
