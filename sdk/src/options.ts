@@ -21,8 +21,9 @@ export interface ChannelOptions<Name extends string = string> {
 
 /**
  * Forward error correction presets (repair bytes are spent only once the peer reports loss):
- * `off`; `balanced` (default, ≤ 30 % extra bytes); `low-latency` (≤ 110 %, repairs nearly every
- * loss one one-way delay later); `thrifty` (≤ 10 %).
+ * `off`; `balanced` (default, ≤ 30 % extra bytes); `low-latency` (≤ 200 %, repairs nearly every
+ * loss one one-way delay later: a repair per packet, sent twice under bursty loss for a channel
+ * with a latency target); `thrifty` (≤ 10 %).
  */
 export type FecPreset = 'off' | 'balanced' | 'low-latency' | 'thrifty';
 export const FEC_PRESETS: Record<FecPreset, number> = { off: 0, balanced: 1, 'low-latency': 2, thrifty: 3 };

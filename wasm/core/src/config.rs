@@ -197,8 +197,9 @@ impl core::error::Error for ConfigError {}
 
 impl Config {
     /// Acknowledges within 1 ms, keeps the link warm every 250 ms and spends
-    /// up to 110 % extra bytes on FEC: for fast-paced games that want losses
-    /// repaired or detected as early as possible.
+    /// up to 200 % extra bytes on FEC (`FecConfig::low_latency`): for
+    /// fast-paced games that want losses repaired or detected as early as
+    /// possible.
     pub fn low_latency() -> Self {
         Config {
             max_ack_delay_us: 1_000,

@@ -51,13 +51,14 @@ impl FecConfig {
         }
     }
 
-    /// Latency first: up to 110 % extra bytes (a repair per packet, headers
-    /// included, at 5 % loss), so nearly every loss is repaired one one-way
-    /// delay later.
+    /// Latency first: a repair per packet (about 105 % extra bytes, headers
+    /// included), so nearly every loss is repaired one one-way delay later;
+    /// up to 200 % when losses come in bursts and a channel's latency target
+    /// needs each repair sent twice (see `encoder.rs`).
     pub fn low_latency() -> Self {
         FecConfig {
             enabled: true,
-            budget: 1.1,
+            budget: 2.0,
             target_residual_loss: 0.001,
             min_loss: 0.001,
             max_group: 8,

@@ -27,6 +27,38 @@ pub fn residual_loss(p: f64, c: f64, k: u32) -> f64 {
     p * (1.0 - (1.0 - c) * (1.0 - p).powi(k.saturating_sub(1) as i32))
 }
 
+/// A channel with a latency target counts a message whose repair was lost
+/// too as late, and p99 allows 1 % of them late.
+pub const LATE_ALLOWED: f64 = 0.01;
+
+/// Packets the peer's loss meter remembers (`loss_meter`: windows of 64
+/// keeping 3/4 of their weight).
+const METER_MEMORY: f64 = 256.0;
+/// Weight, in losses, given to independence before the measured burstiness.
+const PRIOR_LOSSES: f64 = 10.0;
+
+/// Share of the groups closed by a latency deadline whose repair should go
+/// twice: none while one copy leaves at most half of [`LATE_ALLOWED`] of
+/// packets lost past it (independent loss up to ~10 %), all once it leaves
+/// the whole allowance or more (`s1_bursty`: 2.5 %), a share rising
+/// linearly between. All-or-nothing at the ends on purpose: the reported
+/// burstiness runs low when other traffic shares the bottleneck (its chain
+/// steps between our packets, but not between two copies sent back to back),
+/// so a share computed from it to hit the target exactly falls short.
+pub fn second_copy_share(p: f64, c: f64, k: u32) -> f64 {
+    // The burstiness comes from the few losses the peer's meter remembers
+    // (~256 packets: 13 losses at 5 %), so one extra pair of neighbours
+    // reads as c = 0.15 on an independent link. Shrink it towards
+    // independence (c = p) as if PRIOR_LOSSES more losses had been seen.
+    let losses = p.clamp(0.0, 1.0) * METER_MEMORY;
+    let c = (c * losses + p * PRIOR_LOSSES) / (losses + PRIOR_LOSSES);
+    let once = residual_loss(p, c, k);
+    if once.is_nan() {
+        return 0.0;
+    }
+    ((once - LATE_ALLOWED / 2.0) / (LATE_ALLOWED / 2.0)).clamp(0.0, 1.0)
+}
+
 /// Packets per repair for this loss, or None when no repair is needed
 /// (FEC off, or loss below `min_loss`).
 pub fn group_size(cfg: &FecConfig, loss: f64, burst: f64) -> Option<u8> {
@@ -56,5 +88,23 @@ mod tests {
         assert!(at(0.01, 0.01) > at(0.05, 0.05));
         assert!(at(0.05, 0.05) >= at(0.05, 0.3));
         assert_eq!(at(0.10, 0.25), 1);
+    }
+
+    #[test]
+    fn independent_loss_needs_one_copy_of_a_deadline_repair_and_bursts_need_two() {
+        assert_eq!(second_copy_share(0.01, 0.01, 1), 0.0);
+        assert_eq!(second_copy_share(0.05, 0.05, 1), 0.0);
+        assert_eq!(second_copy_share(0.10, 0.25, 1), 1.0);
+        // The same bursts reported weaker (other flows share the link): still two.
+        assert_eq!(second_copy_share(0.10, 0.12, 1), 1.0);
+    }
+
+    #[test]
+    fn one_extra_pair_of_losses_on_an_independent_link_asks_for_few_second_copies() {
+        // 5 % iid: 13 losses in the meter's memory, 2 of them neighbours.
+        let share = second_copy_share(0.05, 2.0 / 13.0, 1);
+        assert!(share < 0.15, "{share}");
+        let some = second_copy_share(0.05, 0.20, 1);
+        assert!(some > 0.0 && some < 1.0, "{some}");
     }
 }

@@ -8,6 +8,13 @@
 //! the budget has the bytes. Budget credit accrues as `budget` × bytes of
 //! message-carrying packets; a group that reaches `max_group` without
 //! credit is abandoned (its packets rely on retransmission).
+//!
+//! A repair that leaves early for a latency target is the only chance its
+//! packets have of arriving in time. When losses come in bursts, the packet
+//! right after a loss (the repair) is lost far more often than the mean, so
+//! one copy leaves too many packets late; the encoder then sends the same
+//! repair twice, for the share of such groups `controller::second_copy_share`
+//! says the latency target needs, as far as the budget allows.
 
 use super::{controller, FecConfig, IMAGE_HEADER};
 use crate::prelude::*;
@@ -32,6 +39,9 @@ struct Group {
     deadline: Option<u64>,
     /// When the first member left.
     opened_at: u64,
+    /// A member's channel has a latency target: this repair is its only
+    /// chance to arrive within it.
+    by_deadline: bool,
     parity: Vec<u8>,
 }
 
@@ -70,6 +80,13 @@ pub struct RepairEncoder {
     /// Recent repairs sent: (first protected packet, count, the repair's
     /// own packet number).
     sent: alloc::collections::VecDeque<(u64, u8, u64)>,
+    /// A repair to send once more (first protected packet, count; its
+    /// parity in `again_parity`), due right after the first copy.
+    again: Option<(u64, u8)>,
+    again_parity: Vec<u8>,
+    /// Running share of deadline groups owed a second copy (see
+    /// `controller::second_copy_share`): a copy goes whenever it reaches 1.
+    second_share: f64,
 }
 
 impl RepairEncoder {
@@ -86,6 +103,9 @@ impl RepairEncoder {
             spare: Vec::new(),
             useful_for: None,
             sent: Default::default(),
+            again: None,
+            again_parity: Vec::new(),
+            second_share: 0.0,
         }
     }
 
@@ -177,6 +197,7 @@ impl RepairEncoder {
                 count: 0,
                 deadline: None,
                 opened_at: now,
+                by_deadline: false,
                 parity,
             });
         }
@@ -198,10 +219,14 @@ impl RepairEncoder {
     }
 
     fn evaluate(&mut self, now: u64, k: u8) {
-        let Some(g) = &self.group else { return };
+        if self.again.is_some() {
+            return; // the last group's second copy goes first
+        }
+        let Some(g) = self.group.as_mut() else { return };
         let affordable = self.credit >= Self::cost(g);
         let late = g.deadline.is_some_and(|d| d <= now);
         if affordable && (g.count >= k || late) {
+            g.by_deadline = g.deadline.is_some();
             self.due = true;
         } else if g.count >= self.config.max_group.min(32) {
             self.abandon();
@@ -222,12 +247,16 @@ impl RepairEncoder {
         if let Some(g) = self.group.take() {
             self.spare = g.parity;
         }
+        self.again = None;
         self.due = false;
     }
 
     /// When the timer table should wake us: the open group's latency
     /// deadline, if the budget could pay for its repair then.
     pub fn timer(&self) -> Option<u64> {
+        if self.again.is_some() {
+            return None;
+        }
         let g = self.group.as_ref()?;
         if self.due || self.credit < Self::cost(g) {
             return None;
@@ -254,17 +283,56 @@ impl RepairEncoder {
             return None;
         }
         self.due = false;
+        if let Some((first_pn, count)) = self.again.take() {
+            let parity = core::mem::take(&mut self.again_parity);
+            self.credit -= (parity.len() + REPAIR_PACKET_OVERHEAD) as f64;
+            // The peer may rebuild from this copy: its verdict waits for it.
+            if let Some(s) = self.sent.back_mut() {
+                if (s.0, s.1) == (first_pn, count) {
+                    s.2 = repair_pn;
+                }
+            }
+            return Some(Repair {
+                first_pn,
+                count,
+                parity,
+            });
+        }
         let g = self.group.take()?;
-        self.credit -= Self::cost(&g);
+        let cost = Self::cost(&g);
+        self.credit -= cost;
         if self.sent.len() >= 32 {
             self.sent.pop_front();
         }
         self.sent.push_back((g.first_pn, g.count, repair_pn));
+        if g.by_deadline && self.second_copy_owed(g.count) && self.credit >= cost {
+            let mut copy = core::mem::take(&mut self.again_parity);
+            copy.clear();
+            copy.extend_from_slice(&g.parity);
+            self.again_parity = copy;
+            self.again = Some((g.first_pn, g.count));
+            self.due = true;
+        }
         Some(Repair {
             first_pn: g.first_pn,
             count: g.count,
             parity: g.parity,
         })
+    }
+
+    /// Whether this deadline group's repair goes twice (see the module doc).
+    fn second_copy_owed(&mut self, count: u8) -> bool {
+        let share = controller::second_copy_share(self.loss, self.burst, count as u32);
+        if share <= 0.0 {
+            self.second_share = 0.0;
+            return false;
+        }
+        self.second_share += share;
+        if self.second_share >= 1.0 {
+            self.second_share -= 1.0;
+            return true;
+        }
+        false
     }
 
     /// Whether packet `pn` may still be rebuilt by the peer: it is in the
@@ -285,7 +353,13 @@ impl RepairEncoder {
 
     /// Reuse a written repair's buffer (no allocation per group).
     pub fn recycle(&mut self, parity: Vec<u8>) {
-        self.spare = parity;
+        if self.spare.capacity() >= parity.capacity()
+            && self.again_parity.capacity() < parity.capacity()
+        {
+            self.again_parity = parity;
+        } else {
+            self.spare = parity;
+        }
     }
 }
 
@@ -367,5 +441,84 @@ mod tests {
         // the credit of abandoned ones goes to the next.
         assert!(!repaired.is_empty(), "the budget still buys repair");
         assert!(repaired.iter().all(|&c| c <= 2), "{repaired:?}");
+    }
+
+    /// 60 Hz ticks of one 400-byte packet whose channel wants its repair
+    /// 3 ms later; returns the repairs taken (with their packet numbers), in order.
+    fn latency_ticks(e: &mut RepairEncoder, ticks: u64, deadline: bool) -> Vec<(u64, Repair)> {
+        let mut out = Vec::new();
+        let mut pn = 0;
+        for t in 0..ticks {
+            let now = t * 16_667;
+            e.on_packet_sent(
+                now,
+                pn,
+                &[t as u8; 400],
+                true,
+                deadline.then_some(now + 3_000),
+            );
+            pn += 1;
+            e.on_timeout(now + 3_000);
+            while let Some(r) = e.take_repair(pn) {
+                let copy = Repair {
+                    first_pn: r.first_pn,
+                    count: r.count,
+                    parity: r.parity.clone(),
+                };
+                out.push((pn, copy));
+                pn += 1;
+                e.recycle(r.parity);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn bursty_loss_sends_a_latency_targeted_repair_twice() {
+        // s1_bursty: a lone copy right after a loss is itself lost 25 % of
+        // the time (2.5 % of packets late); two copies leave 0.6 %.
+        let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
+        e.on_report(0, 0.10, 0.25);
+        let r = latency_ticks(&mut e, 100, true);
+        // The budget (200 %) pays for two copies of all but a few: each
+        // copy costs 20 bytes of headers more than the packet earns.
+        assert!(r.len() >= 190, "{} repairs for 100 packets", r.len());
+        for w in r.windows(2) {
+            if w[0].1.first_pn == w[1].1.first_pn {
+                assert_eq!(w[0].1, w[1].1, "the same repair twice");
+                assert_eq!(w[1].0, w[0].0 + 1, "right after the first");
+            }
+        }
+        // The peer may rebuild from the last copy: the sender's verdict waits for it.
+        let (last_pn, last) = r.last().unwrap();
+        assert_eq!(
+            e.repair_of(last.first_pn),
+            Some(RepairFate::SentIn(*last_pn))
+        );
+    }
+
+    #[test]
+    fn independent_loss_sends_a_latency_targeted_repair_once() {
+        let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
+        e.on_report(0, 0.05, 0.05);
+        let r = latency_ticks(&mut e, 100, true);
+        assert_eq!(r.len(), 100);
+    }
+
+    #[test]
+    fn a_repair_without_a_latency_target_goes_once_even_in_bursts() {
+        let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
+        e.on_report(0, 0.10, 0.25);
+        let r = latency_ticks(&mut e, 100, false);
+        assert_eq!(r.len(), 100, "group of 1, one repair each");
+    }
+
+    #[test]
+    fn a_second_copy_waits_for_the_budget() {
+        // At 30 % no second copy is ever affordable: one repair per ~4 packets' credit.
+        let mut e = RepairEncoder::new(FecConfig::balanced(), 1200);
+        e.on_report(0, 0.10, 0.25);
+        let r = latency_ticks(&mut e, 100, true);
+        assert!(r.windows(2).all(|w| w[0] != w[1]), "no repair repeated");
     }
 }
