@@ -6,7 +6,7 @@
 //! owns the state it changes (see `Connection`'s fields).
 
 use crate::prelude::*;
-use alloc::collections::VecDeque;
+use crate::ring::Ring;
 
 use crate::ack::ReceivedPackets;
 use crate::amplify::AmpLimit;
@@ -112,7 +112,7 @@ pub struct Connection {
     /// `refresh_timers` (`timer`) recomputes the rest after every input.
     pub(crate) timers: TimerTable,
     /// Output of `poll_event`, appended where each event happens.
-    pub(crate) events: VecDeque<Event>,
+    pub(crate) events: Ring<Event>,
     /// Counters: each file counts what it does.
     pub(crate) stats: Stats,
 }
@@ -223,7 +223,7 @@ impl Connection {
             rtt: RttEstimator::new(config.initial_rtt_us),
             rate: SendRate::new(&config),
             timers: TimerTable::default(),
-            events: VecDeque::new(),
+            events: Ring::new(),
             stats,
             packet_numbers: PacketNumbers::default(),
             last_eliciting_sent: now,

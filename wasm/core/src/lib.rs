@@ -165,6 +165,7 @@ mod path;
 mod pn_bound;
 mod recv_budget;
 mod recv_channel;
+mod ring;
 mod rtt;
 mod send_channel;
 mod send_rate;

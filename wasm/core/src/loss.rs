@@ -9,11 +9,11 @@ use crate::congestion::LossEvent;
 use crate::connection::Connection;
 use crate::event::Event;
 use crate::prelude::*;
+use crate::ring::Ring;
 use crate::send_channel::SendChannel;
 use crate::sent::{Chunk, SentPacket, SentPackets};
 use crate::timer::Timer;
 use crate::wire::{expand_u16, AckRanges};
-use alloc::collections::VecDeque;
 
 /// True if chunk `c` is reliable data its peer has not acknowledged yet, so
 /// a lost, probed or overdue packet's copy of it must go again. Not if the
@@ -34,7 +34,7 @@ pub(crate) fn unacked_reliable(send: &[SendChannel], c: &Chunk) -> bool {
 pub(crate) struct Recovery {
     sent: SentPackets,
     /// Reliable data to send again, oldest first.
-    retransmit: VecDeque<Chunk>,
+    retransmit: Ring<Chunk>,
     /// Probe timeouts since the last ACK (the backoff's exponent, ≤ 16).
     pto_count: u32,
     lost_scratch: Vec<SentPacket>,

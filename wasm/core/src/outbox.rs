@@ -3,7 +3,7 @@
 //! queues, the packetizer takes, ACKs and losses settle; each settled
 //! message's `MessageId` goes back to the caller for its event.
 
-use alloc::collections::VecDeque;
+use crate::ring::Ring;
 
 use crate::config::ChannelConfig;
 use crate::event::{Event, MessageId};
@@ -67,7 +67,7 @@ impl Outbox {
         ch: u8,
         data: Vec<u8>,
         (whole_max, frag_size): (u32, u32),
-        events: &mut VecDeque<Event>,
+        events: &mut Ring<Event>,
     ) -> MessageId {
         let id = self.next_id;
         self.next_id += 1;
@@ -87,7 +87,7 @@ impl Outbox {
         &mut self,
         now: u64,
         window: u64,
-        events: &mut VecDeque<Event>,
+        events: &mut Ring<Event>,
         mut write: impl FnMut(Chunk, &[u8], u32) -> bool,
     ) {
         let mut expired = core::mem::take(&mut self.released_scratch);
@@ -142,7 +142,7 @@ impl Outbox {
     }
 
     /// The connection ended: every outstanding message is `Lost`.
-    pub fn close(&mut self, events: &mut VecDeque<Event>) {
+    pub fn close(&mut self, events: &mut Ring<Event>) {
         for ch in &mut self.channels {
             for id in ch.drain_all() {
                 events.push_back(Event::Lost(id));
@@ -151,7 +151,7 @@ impl Outbox {
         self.buffered = 0;
     }
 
-    fn release_lost(&mut self, released: &mut Vec<Released>, events: &mut VecDeque<Event>) {
+    fn release_lost(&mut self, released: &mut Vec<Released>, events: &mut Ring<Event>) {
         for r in released.drain(..) {
             self.buffered -= r.bytes;
             events.push_back(Event::Lost(r.id));

@@ -2,7 +2,7 @@
 //! and fragment reassembly, per the channel's kind.
 
 use crate::prelude::*;
-use alloc::collections::VecDeque;
+use crate::ring::Ring;
 
 use crate::event::Event;
 use crate::slab_map::SlabMap;
@@ -120,7 +120,7 @@ impl RecvChannel {
         seq16: u16,
         data: &[u8],
         limits: Limits,
-        out: &mut VecDeque<Event>,
+        out: &mut Ring<Event>,
     ) -> Accept {
         let seq = self.expand(seq16);
         if self.kind.is_reliable() {
@@ -158,7 +158,7 @@ impl RecvChannel {
         count: u32,
         data: &[u8],
         limits: Limits,
-        out: &mut VecDeque<Event>,
+        out: &mut Ring<Event>,
     ) -> Accept {
         let seq = self.expand(seq16);
         let reliable = self.kind.is_reliable();
@@ -252,7 +252,7 @@ impl RecvChannel {
     }
 
     /// A message is whole: deliver it now or hold it for order.
-    fn complete(&mut self, seq: u64, data: Vec<u8>, out: &mut VecDeque<Event>) {
+    fn complete(&mut self, seq: u64, data: Vec<u8>, out: &mut Ring<Event>) {
         match self.kind {
             ChannelKind::ReliableOrdered => {
                 if seq != self.next {
@@ -292,7 +292,7 @@ impl RecvChannel {
         }
     }
 
-    fn deliver(&mut self, data: Vec<u8>, out: &mut VecDeque<Event>) {
+    fn deliver(&mut self, data: Vec<u8>, out: &mut Ring<Event>) {
         self.delivered += 1;
         out.push_back(Event::Message {
             channel: self.index,
@@ -312,7 +312,7 @@ mod tests {
         head_budget: 1 << 20,
     };
 
-    fn payloads(out: &VecDeque<Event>) -> Vec<u8> {
+    fn payloads(out: &Ring<Event>) -> Vec<u8> {
         out.iter()
             .map(|e| match e {
                 Event::Message { data, .. } => data[0],
@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn ordered_channel_holds_until_gap_fills() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         ch.on_message(1, &[1], L, &mut out);
         ch.on_message(2, &[2], L, &mut out);
         assert!(out.is_empty());
@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn unordered_channel_delivers_each_once() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableUnordered);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         for s in [2u16, 0, 2, 1, 0] {
             ch.on_message(s, &[s as u8], L, &mut out);
         }
@@ -347,7 +347,7 @@ mod tests {
     #[test]
     fn sequenced_channel_drops_older_messages() {
         let mut ch = RecvChannel::new(0, ChannelKind::UnreliableSequenced);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         for s in [0u16, 3, 2, 4] {
             ch.on_message(s, &[s as u8], L, &mut out);
         }
@@ -357,7 +357,7 @@ mod tests {
     #[test]
     fn fragments_reassemble_in_any_order() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         ch.on_fragment(0, 2, 3, &[5], L, &mut out);
         ch.on_fragment(0, 0, 3, &[1, 2], L, &mut out);
         ch.on_fragment(0, 0, 3, &[1, 2], L, &mut out);
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn whole_copy_of_a_partly_reassembled_message_delivers_once_and_frees_it() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         ch.on_fragment(0, 0, 2, &[1; 64], L, &mut out);
         ch.on_message(0, &[7; 100], L, &mut out);
         ch.on_fragment(0, 1, 2, &[1; 36], L, &mut out);
@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn reliable_data_beyond_window_is_refused() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         let small = Limits { window: 4, ..L };
         assert_eq!(ch.on_message(4, &[4], small, &mut out), Accept::NoRoom);
         assert_eq!(ch.on_message(3, &[3], small, &mut out), Accept::Ok);
@@ -396,7 +396,7 @@ mod tests {
     #[test]
     fn stale_unreliable_partials_give_way_to_new_ones() {
         let mut ch = RecvChannel::new(0, ChannelKind::Unreliable);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         let roomy = Limits { budget: 200, ..L };
         ch.on_fragment(0, 0, 2, &[1; 100], roomy, &mut out); // never completes
         let tight = Limits {
@@ -420,7 +420,7 @@ mod tests {
     #[test]
     fn oversized_reassembly_is_abandoned() {
         let mut ch = RecvChannel::new(0, ChannelKind::ReliableOrdered);
-        let mut out = VecDeque::new();
+        let mut out = Ring::new();
         let tiny = Limits {
             max_message: 3,
             ..L

@@ -2,7 +2,7 @@
 //! channel sequence number, with per-fragment acknowledgement.
 
 use crate::prelude::*;
-use alloc::collections::VecDeque;
+use crate::ring::Ring;
 
 use crate::config::ChannelConfig;
 use crate::event::MessageId;
@@ -94,7 +94,7 @@ pub struct SendChannel {
     /// Sequence number of `messages[0]`.
     base_seq: u64,
     /// `None` once acknowledged or dropped.
-    messages: VecDeque<Option<OutMessage>>,
+    messages: Ring<Option<OutMessage>>,
     /// Sequence number of the first message with fragments never sent.
     cursor: u64,
     pub messages_sent: u64,
@@ -112,7 +112,7 @@ impl SendChannel {
             config,
             next_seq: 0,
             base_seq: 0,
-            messages: VecDeque::new(),
+            messages: Ring::new(),
             cursor: 0,
             messages_sent: 0,
         }
@@ -266,7 +266,7 @@ impl SendChannel {
     pub fn drain_all(&mut self) -> impl Iterator<Item = MessageId> + '_ {
         self.base_seq += self.messages.len() as u64;
         self.cursor = self.base_seq;
-        self.messages.drain(..).flatten().map(|m| m.id)
+        self.messages.drain().flatten().map(|m| m.id)
     }
 
     /// The datagram size changed: cut again, for `whole_max`/`frag_size`,

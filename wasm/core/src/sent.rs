@@ -2,9 +2,9 @@
 //! what each carried, and time/packet-threshold loss detection (RFC 9002 §6).
 
 use crate::prelude::*;
-use alloc::collections::VecDeque;
 
 use crate::congestion::DeliveryStamp;
+use crate::ring::Ring;
 
 /// One message fragment carried by a packet (`frag` is 0 when unfragmented).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub struct SentPacket {
 #[derive(Debug, Default)]
 pub struct SentPackets {
     base_pn: u64,
-    slots: VecDeque<Option<SentPacket>>,
+    slots: Ring<Option<SentPacket>>,
     bytes_in_flight: u64,
     /// Emptied chunk vectors, reused so steady-state sending does not allocate.
     pool: Vec<Vec<Chunk>>,
@@ -146,7 +146,7 @@ impl SentPackets {
     pub fn drain(&mut self) -> impl Iterator<Item = SentPacket> + '_ {
         self.bytes_in_flight = 0;
         self.base_pn += self.slots.len() as u64;
-        self.slots.drain(..).flatten()
+        self.slots.drain().flatten()
     }
 }
 

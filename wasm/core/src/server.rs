@@ -3,7 +3,7 @@
 //! or rejects, and multiplexes every connection's output.
 
 use crate::prelude::*;
-use alloc::collections::{BinaryHeap, VecDeque};
+use alloc::collections::BinaryHeap;
 use core::cmp::Reverse;
 
 use crate::attest::{unwrap_unverified, verify_attestation, NOT_ADMITTED};
@@ -13,6 +13,7 @@ use crate::connection::Connection;
 use crate::error::{DropReason, SendError};
 use crate::event::{Event, MessageId};
 use crate::path::PathEvent;
+use crate::ring::Ring;
 use crate::slab_map::SlabMap;
 use crate::wire::{self, ChannelKind, Handshake, Writer, PROTOCOL_VERSION};
 
@@ -63,7 +64,7 @@ pub struct Server {
     connections: SlabMap<ConnectionId, Entry>,
     pending: SlabMap<ConnectionId, Pending>,
     /// Rejections to send, and recent ones to repeat if HELLO comes again.
-    rejects_due: VecDeque<RejectDue>,
+    rejects_due: Ring<RejectDue>,
     rejected: SlabMap<ConnectionId, Rejected>,
     /// IDs of connections that ended, refused until the given time: a stale
     /// or replayed HELLO must not open a second connection under an ID whose
@@ -74,10 +75,10 @@ pub struct Server {
     secret: ServerSecret,
     /// Makes each nonce's input unique, even for a reused ID and key.
     nonces: u64,
-    dirty: VecDeque<ConnectionId>,
-    events: VecDeque<(ConnectionId, Event)>,
+    dirty: Ring<ConnectionId>,
+    events: Ring<(ConnectionId, Event)>,
     /// What became of candidate addresses (see `path_changed`).
-    path_events: VecDeque<(ConnectionId, PathEvent)>,
+    path_events: Ring<(ConnectionId, PathEvent)>,
     /// The last datagram `poll_transmit` returned goes to the candidate.
     to_candidate: bool,
     /// Connection deadlines, earliest first, so timeouts cost O(log n) with
@@ -109,14 +110,14 @@ impl Server {
             config,
             connections: SlabMap::new(),
             pending: SlabMap::new(),
-            rejects_due: VecDeque::new(),
+            rejects_due: Ring::new(),
             rejected: SlabMap::new(),
             retired: SlabMap::new(),
             secret: *secret,
             nonces: 0,
-            dirty: VecDeque::new(),
-            events: VecDeque::new(),
-            path_events: VecDeque::new(),
+            dirty: Ring::new(),
+            events: Ring::new(),
+            path_events: Ring::new(),
             to_candidate: false,
             deadlines: BinaryHeap::new(),
             recv_buffered: 0,
@@ -488,9 +489,9 @@ impl Server {
     /// each lookup of `id` is a walk of cold tree nodes). True if its
     /// deadline changed (see `note_deadline`).
     fn settle(
-        events: &mut VecDeque<(ConnectionId, Event)>,
-        path_events: &mut VecDeque<(ConnectionId, PathEvent)>,
-        dirty: &mut VecDeque<ConnectionId>,
+        events: &mut Ring<(ConnectionId, Event)>,
+        path_events: &mut Ring<(ConnectionId, PathEvent)>,
+        dirty: &mut Ring<ConnectionId>,
         deadlines: &mut BinaryHeap<Reverse<(u64, ConnectionId)>>,
         id: ConnectionId,
         e: &mut Entry,
