@@ -80,6 +80,19 @@ impl<T> Ring<T> {
         self.buf.get_mut(self.head.checked_add(i)?)?.as_mut()
     }
 
+    pub fn back_mut(&mut self) -> Option<&mut T> {
+        let last = self.len().checked_sub(1)?;
+        self.get_mut(last)
+    }
+
+    /// Take out element `i` (0 = front); O(len - i), as a `Vec` removal.
+    pub fn remove(&mut self, i: usize) -> Option<T> {
+        if i >= self.len() {
+            return None;
+        }
+        self.buf.remove(self.head + i)
+    }
+
     /// Front to back.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> {
         self.buf[self.head..].iter().filter_map(Option::as_ref)
@@ -367,6 +380,17 @@ mod tests {
                 6 if n % 64 == 0 => {
                     r.retain(|v| v % 3 != 0);
                     d.retain(|v| v % 3 != 0);
+                }
+                6 if n % 2 == 0 => {
+                    let i = (x as usize / 8) % (d.len() + 1);
+                    assert_eq!(r.remove(i), d.remove(i));
+                }
+                6 => {
+                    if let (Some(a), Some(b)) = (r.back_mut(), d.back_mut()) {
+                        *a += 1;
+                        *b += 1;
+                    }
+                    assert_eq!(r.back_mut().is_some(), !d.is_empty());
                 }
                 _ => {
                     let i = (x as usize / 8) % (d.len() + 1);

@@ -79,7 +79,7 @@ pub struct RepairEncoder {
     useful_for: Option<u64>,
     /// Recent repairs sent: (first protected packet, count, the repair's
     /// own packet number).
-    sent: alloc::collections::VecDeque<(u64, u8, u64)>,
+    sent: crate::ring::Ring<(u64, u8, u64)>,
     /// A repair to send once more (first protected packet, count; its
     /// parity in `again_parity`), due right after the first copy.
     again: Option<(u64, u8)>,

@@ -39,7 +39,7 @@ pub(crate) struct FecState {
     pub rx: RecoveryBuffer,
     pub meter: LossMeter,
     /// Lost packets the peer may still rebuild (see `rebuild_wait`).
-    pub(crate) awaiting: alloc::collections::VecDeque<rebuild_wait::Awaiting>,
+    pub(crate) awaiting: crate::ring::Ring<rebuild_wait::Awaiting>,
 }
 
 impl FecState {

@@ -49,7 +49,9 @@ impl Connection {
     pub(crate) fn ack_awaited(&mut self, largest: u64, first_range: u64, ranges: &[u8]) {
         let mut i = 0;
         while i < self.fec.awaiting.len() {
-            let pn = self.fec.awaiting[i].pn;
+            let Some(pn) = self.fec.awaiting.get(i).map(|a| a.pn) else {
+                break;
+            };
             let rebuilt = ack_covers(pn, largest, first_range, ranges);
             let settled = rebuilt
                 || match self.fec.tx.repair_of(pn) {

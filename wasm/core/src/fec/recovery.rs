@@ -3,7 +3,7 @@
 //! packet once it is the only one missing from a repair's group.
 
 use crate::prelude::*;
-use alloc::collections::VecDeque;
+use crate::ring::Ring;
 
 use super::parity;
 
@@ -26,9 +26,9 @@ struct PendingRepair {
 #[derive(Debug, Default)]
 pub struct RecoveryBuffer {
     keep_until: Option<u64>,
-    bodies: VecDeque<(u64, Vec<u8>)>,
+    bodies: Ring<(u64, Vec<u8>)>,
     body_bytes: usize,
-    pending: VecDeque<PendingRepair>,
+    pending: Ring<PendingRepair>,
     pool: Vec<Vec<u8>>,
     /// Repairs whose rebuilt packet failed its check value or padding.
     pub rejected: u64,
@@ -102,7 +102,9 @@ impl RecoveryBuffer {
     pub fn recover(&mut self, have: impl Fn(u64) -> bool) -> Option<(u64, Vec<u8>)> {
         let mut i = 0;
         while i < self.pending.len() {
-            let r = &self.pending[i];
+            let Some(r) = self.pending.get(i) else {
+                break;
+            };
             let mut missing = None;
             let mut n_missing = 0;
             let mut usable = true;
