@@ -11,13 +11,38 @@
 //! Drain empties the queue Startup built; ProbeBw cycles the pacing gain
 //! (1.25 to probe for more, 0.75 to drain, then 1) once per min RTT;
 //! ProbeRtt drops to a few datagrams in flight for 200 ms every 10 s without
-//! a new minimum, so the RTT floor stays true.
+//! a new minimum, so the RTT floor stays true. Its rounds do not age the
+//! bandwidth estimate and its samples do not lower it: at a ~30 ms RTT its
+//! ten-odd rounds could otherwise push the real bandwidth out of the
+//! ten-round filter, leaving a few datagrams' rate that ProbeBw then takes
+//! seconds to grow back from (one of S2's 60 s runs on the simulator lost
+//! 7 s that way).
 //!
 //! Loss response, bounded: lost bytes come off cwnd (acks grow it back to
 //! its target within the round), and a round that loses more than
 //! `HEAVY_LOSS_PERMILLE` of its bytes — a queue overflowing, not random loss
 //! — resets the bandwidth estimate to what that round delivered and ends
 //! Startup.
+//!
+//! Random loss compensation: the delivery rate counts only what arrived, so
+//! on a path that loses a share p of packets after its bottleneck (or on
+//! later hops) the bandwidth estimate is (1 − p) × the bottleneck's rate,
+//! and pacing at it left up to that share of the link idle (S2, 5.9 % loss
+//! end to end, on the simulator: the first hop 97 % busy between
+//! ProbeRtts, 99 % with this). In ProbeBw the pacing rate is divided by
+//! (1 − p), capped at `LOSS_COMPENSATION_MAX_PPM`, so the bottleneck runs
+//! full. p is loss that does not come from our own sending: the smaller of
+//! the smoothed loss share of recent rounds and the share lost of what was
+//! sent in ProbeBw's drain phases (pacing at 3/4 of the estimate, below the
+//! bottleneck's rate) — and none at all if what probe phases (5/4) sent
+//! lost clearly more than that. Loss on the wire takes the same share at
+//! any rate; a queue overflowing, deep or shallow, takes more of what
+//! leaves while we probe than while we drain, so it earns no compensation.
+//! And only while the path shows no standing queue: a queue means the
+//! bottleneck is already full, so pacing falls back to the estimate and
+//! the queue drains. A round of heavy loss forgets all loss shares. The
+//! window is not compensated: it still bounds what can queue (about one
+//! BDP), as before.
 
 use super::max_filter::MaxFilter;
 use super::{AckEvent, CongestionController, LossEvent};
@@ -63,6 +88,23 @@ const HEAVY_LOSS_PERMILLE: u64 = 200;
 /// ... and at least this many datagrams, so one unlucky loss in a tiny round
 /// does not count.
 const HEAVY_LOSS_MIN_DATAGRAMS: u64 = 4;
+/// Loss shares are in millionths.
+const PPM: u64 = 1_000_000;
+/// Most random loss the pacing rate makes up for, millionths: 10 %, half
+/// of what counts as a heavy (overflow) round.
+const LOSS_COMPENSATION_MAX_PPM: u64 = 100_000;
+/// The smoothed loss share moves by 1/8 of each round's share.
+const LOSS_EWMA_DIV: u64 = 8;
+/// Rounds with fewer datagrams' worth of bytes than this do not move the
+/// smoothed loss share (too few to measure a few percent).
+const LOSS_SAMPLE_MIN_DATAGRAMS: u64 = 32;
+/// A phase kind's loss share moves by 1/4 of each phase's share.
+const PHASE_LOSS_EWMA_DIV: u64 = 4;
+/// Loss is the path's, not overflow we cause, only if probe phases lose at
+/// most this much more than drain phases: a quarter more, or 0.5 % of
+/// what they sent, millionths.
+const PROBE_LOSS_MARGIN_DIV: u64 = 4;
+const PROBE_LOSS_MARGIN_MIN_PPM: u64 = 5_000;
 
 const MICROS_PER_SEC: u64 = 1_000_000;
 
@@ -84,6 +126,8 @@ pub struct Bbr {
     min_rtt: u64,
     min_rtt_stamp: u64,
     round_count: u64,
+    /// Rounds spent in ProbeRtt (the bandwidth filter does not count them).
+    probe_rtt_rounds: u64,
     next_round_delivered: u64,
     round_start: bool,
     full_bw: u64,
@@ -109,6 +153,57 @@ pub struct Bbr {
     /// Smallest RTT sampled this round, µs (u64::MAX before one).
     round_min_rtt: u64,
     round_rtt_samples: u32,
+    /// Smoothed share of bytes lost per round, millionths.
+    loss_ppm: u64,
+    /// The last full round's RTTs all sat behind a queue.
+    queue_standing: bool,
+    /// Loss of what ProbeBw's drain (gain < 1) and probe (gain > 1)
+    /// phases sent.
+    drain_loss: PhaseLoss,
+    probe_loss: PhaseLoss,
+}
+
+/// The share lost of what was sent in one kind of ProbeBw phase.
+#[derive(Debug, Default)]
+struct PhaseLoss {
+    /// Smoothed share, millionths; None before the first measurement.
+    ppm: Option<u64>,
+    /// The last such phase's send interval, µs (start, end; end 0 while it
+    /// runs), and the bytes sent in it acknowledged and lost so far.
+    sent: (u64, u64),
+    acked: u64,
+    lost: u64,
+}
+
+impl PhaseLoss {
+    /// Sent during the last such phase.
+    fn covers(&self, sent_at: u64) -> bool {
+        let (start, end) = self.sent;
+        start != 0 && sent_at >= start && (end == 0 || sent_at < end)
+    }
+
+    /// A new phase starts: the last one's packets have all been
+    /// acknowledged or declared lost by now (a whole cycle later), so its
+    /// share is known — once enough was sent (short phases add up).
+    fn start(&mut self, now: u64, min_bytes: u64) {
+        let total = self.acked + self.lost;
+        if total >= min_bytes {
+            let share = self.lost.saturating_mul(PPM) / total;
+            self.ppm = Some(match self.ppm {
+                None => share,
+                Some(p) => (p * (PHASE_LOSS_EWMA_DIV - 1) + share) / PHASE_LOSS_EWMA_DIV,
+            });
+            self.acked = 0;
+            self.lost = 0;
+        }
+        self.sent = (now, 0);
+    }
+
+    fn forget(&mut self) {
+        self.ppm = None;
+        self.acked = 0;
+        self.lost = 0;
+    }
 }
 
 impl Bbr {
@@ -120,6 +215,7 @@ impl Bbr {
             min_rtt: 0,
             min_rtt_stamp: 0,
             round_count: 0,
+            probe_rtt_rounds: 0,
             next_round_delivered: 0,
             round_start: false,
             full_bw: 0,
@@ -140,6 +236,10 @@ impl Bbr {
             round_max_rate: 0,
             round_min_rtt: u64::MAX,
             round_rtt_samples: 0,
+            loss_ppm: 0,
+            queue_standing: false,
+            drain_loss: PhaseLoss::default(),
+            probe_loss: PhaseLoss::default(),
         }
     }
 
@@ -181,15 +281,36 @@ impl Bbr {
         rate.saturating_mul(HIGH_GAIN) / UNIT
     }
 
+    /// The bandwidth filter's clock: rounds outside ProbeRtt.
+    fn bw_round(&self) -> u64 {
+        self.round_count - self.probe_rtt_rounds
+    }
+
+    /// Standing-queue threshold above the min RTT, µs.
+    fn queue_threshold(&self) -> u64 {
+        (self.min_rtt / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US)
+    }
+
     fn on_round_end(&mut self) {
         let total = self.round_lost + self.round_acked;
         let heavy = self.round_lost >= HEAVY_LOSS_MIN_DATAGRAMS * self.max_datagram
             && self.round_lost.saturating_mul(UNIT) > total.saturating_mul(HEAVY_LOSS_PERMILLE);
+        if heavy {
+            self.loss_ppm = 0;
+            self.drain_loss.forget();
+            self.probe_loss.forget();
+        } else if total >= LOSS_SAMPLE_MIN_DATAGRAMS * self.max_datagram {
+            let share = self.round_lost.saturating_mul(PPM) / total;
+            self.loss_ppm = (self.loss_ppm * (LOSS_EWMA_DIV - 1) + share) / LOSS_EWMA_DIV;
+        }
+        if self.round_rtt_samples > 0 {
+            self.queue_standing = self.round_min_rtt > self.min_rtt + self.queue_threshold();
+        }
         if heavy && self.round_max_rate > 0 {
             // The bottleneck is full: believe what it delivered, not the
             // peak it delivered before (BBR v1 would overrun it for ten rounds).
             if self.round_max_rate < self.btlbw.get() {
-                self.btlbw.reset(self.round_count, self.round_max_rate);
+                self.btlbw.reset(self.bw_round(), self.round_max_rate);
             }
             self.filled_pipe = true;
         }
@@ -224,8 +345,7 @@ impl Bbr {
         {
             return;
         }
-        let threshold = (self.min_rtt / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US);
-        if self.round_min_rtt > self.min_rtt + threshold {
+        if self.round_min_rtt > self.min_rtt + self.queue_threshold() {
             self.filled_pipe = true;
         }
     }
@@ -264,10 +384,50 @@ impl Bbr {
             _ => full_length || in_flight <= self.target_cwnd(UNIT),
         };
         if next {
+            if let Some(phase) = self.phase_loss() {
+                phase.sent.1 = now;
+            }
             self.cycle_index = (self.cycle_index + 1) % PROBE_BW_GAINS.len();
             self.cycle_stamp = now;
             self.pacing_gain = PROBE_BW_GAINS[self.cycle_index];
+            let min_bytes = LOSS_SAMPLE_MIN_DATAGRAMS * self.max_datagram;
+            if let Some(phase) = self.phase_loss() {
+                phase.start(now, min_bytes);
+            }
         }
+    }
+
+    /// Bytes sent at `sent_at` were acknowledged or lost: count them to the
+    /// drain or probe phase that sent them.
+    fn tally(&mut self, sent_at: u64, acked: u64, lost: u64) {
+        for phase in [&mut self.drain_loss, &mut self.probe_loss] {
+            if phase.covers(sent_at) {
+                phase.acked += acked;
+                phase.lost += lost;
+            }
+        }
+    }
+
+    /// The loss tally of the current ProbeBw phase, if it drains or probes.
+    fn phase_loss(&mut self) -> Option<&mut PhaseLoss> {
+        match self.pacing_gain {
+            UNIT => None,
+            g if g < UNIT => Some(&mut self.drain_loss),
+            _ => Some(&mut self.probe_loss),
+        }
+    }
+
+    /// Random loss share the pacing rate makes up for, millionths: what
+    /// drain phases lose, if probing loses no more (else it is overflow).
+    fn loss_compensation(&self) -> u64 {
+        let (Some(drain), Some(probe)) = (self.drain_loss.ppm, self.probe_loss.ppm) else {
+            return 0;
+        };
+        let margin = (drain / PROBE_LOSS_MARGIN_DIV).max(PROBE_LOSS_MARGIN_MIN_PPM);
+        if probe > drain + margin {
+            return 0;
+        }
+        self.loss_ppm.min(drain).min(LOSS_COMPENSATION_MAX_PPM)
     }
 
     fn update_min_rtt(&mut self, now: u64, ack: &AckEvent) {
@@ -324,7 +484,12 @@ impl Bbr {
         if bw == 0 {
             return;
         }
-        let rate = bw.saturating_mul(self.pacing_gain) / UNIT;
+        let mut rate = bw.saturating_mul(self.pacing_gain) / UNIT;
+        if self.mode == Mode::ProbeBw && !self.queue_standing {
+            // What arrived plus what random loss took: the bottleneck's rate.
+            let p = self.loss_compensation();
+            rate = rate.saturating_mul(PPM / 1000) / ((PPM - p) / 1000);
+        }
         // Startup never slows down on a low (early, app-limited) sample.
         if self.filled_pipe || rate > self.pacing_rate {
             self.pacing_rate = rate;
@@ -351,19 +516,25 @@ impl CongestionController for Bbr {
     fn on_ack(&mut self, now: u64, ack: &AckEvent) {
         self.round_start = false;
         self.round_acked += ack.acked_bytes;
+        self.tally(ack.newest_acked_sent_at, ack.acked_bytes, 0);
         let mut app_limited = true;
         if let Some(s) = ack.sample {
             if s.prior_delivered >= self.next_round_delivered {
                 self.next_round_delivered = ack.delivered;
                 self.round_count += 1;
+                if self.mode == Mode::ProbeRtt {
+                    self.probe_rtt_rounds += 1;
+                }
                 self.round_start = true;
                 self.on_round_end();
             }
             app_limited = s.app_limited;
             if let Some(rate) = s.rate {
-                // An app-limited sample only says the path does at least this much.
-                if !s.app_limited || rate >= self.btlbw.get() {
-                    self.btlbw.update(self.round_count, rate);
+                // An app-limited sample only says the path does at least
+                // this much; so does one from ProbeRtt's few datagrams.
+                let limited = s.app_limited || self.mode == Mode::ProbeRtt;
+                if !limited || rate >= self.btlbw.get() {
+                    self.btlbw.update(self.bw_round(), rate);
                 }
                 if !s.app_limited {
                     self.round_max_rate = self.round_max_rate.max(rate);
@@ -384,6 +555,7 @@ impl CongestionController for Bbr {
     fn on_loss(&mut self, _now: u64, loss: &LossEvent) {
         self.lost_since_ack = true;
         self.round_lost += loss.lost_bytes;
+        self.tally(loss.newest_lost_sent_at, 0, loss.lost_bytes);
         self.cwnd = self
             .cwnd
             .saturating_sub(loss.lost_bytes)
@@ -546,6 +718,170 @@ mod tests {
             "window stays near 2 BDP: {}",
             cc.window()
         );
+    }
+
+    /// Pacing rate over the bandwidth estimate, thousandths, sampled in a
+    /// cruising (gain 1) phase after `rounds` more rounds of `drive`-like
+    /// traffic at 2.5 MB/s, 20 ms RTT (30 ms, a queue, from round
+    /// `queue_from`), 1.2 BDP in flight. `lose` says, for a packet sent at a
+    /// time, what share of it (thousandths) the path loses.
+    fn cruise_ratio(rounds: u64, queue_from: u64, lose: impl Fn(&Bbr, u64) -> u64) -> u64 {
+        let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
+        let mut now = drive(&mut cc, &mut rtt, 0, 20, 2_500_000, 0, &mut d);
+        assert_eq!(cc.mode(), Mode::ProbeBw);
+        let per_ack = 2_500_000 / 500; // 10 acks per 20 ms round
+        let mut ratio = None;
+        for r in 0..rounds {
+            let prior = d;
+            for k in 0..10u64 {
+                now += 2_000;
+                rtt.update(if r >= queue_from { 30_000 } else { 20_000 }, 0);
+                let sent_at = now - 20_000;
+                let lost = per_ack * lose(&cc, sent_at) / 1000;
+                d += per_ack - lost;
+                let sample = RateSample {
+                    delivered: 2_500_000 / 50,
+                    interval_us: 20_000,
+                    rate: Some(2_500_000),
+                    app_limited: false,
+                    prior_delivered: if k == 0 { prior } else { prior - 1 },
+                };
+                cc.on_ack(
+                    now,
+                    &AckEvent {
+                        acked_bytes: per_ack - lost,
+                        newest_acked_sent_at: sent_at,
+                        bytes_in_flight: 60_000,
+                        rtt_sampled: true,
+                        rtt: &rtt,
+                        sample: Some(sample),
+                        delivered: d,
+                    },
+                );
+                if lost > 0 {
+                    cc.on_loss(
+                        now,
+                        &LossEvent {
+                            lost_bytes: lost,
+                            newest_lost_sent_at: sent_at,
+                            bytes_in_flight: 60_000,
+                        },
+                    );
+                }
+                if r + 20 >= rounds && cc.pacing_gain == UNIT {
+                    ratio = Some(cc.pacing_rate(&rtt).unwrap() * UNIT / cc.bandwidth());
+                }
+            }
+        }
+        ratio.expect("a cruising phase near the end")
+    }
+
+    #[test]
+    fn random_loss_raises_the_cruising_rate_to_what_the_bottleneck_carries() {
+        // 6 % lost at any rate (on the wire): the estimate is 94 % of the
+        // bottleneck, so pacing at it would leave 6 % of the link idle.
+        let ratio = cruise_ratio(60, u64::MAX, |_, _| 60);
+        assert!(
+            (1_055..=1_066).contains(&ratio),
+            "pacing at {ratio}‰ of the estimate, want 1000/0.94"
+        );
+    }
+
+    #[test]
+    fn loss_that_stops_while_draining_is_overflow_and_earns_no_compensation() {
+        // A shallow queue overflows except while the sender paces below the
+        // bottleneck: the loss is the sender's own, not the path's.
+        let ratio = cruise_ratio(60, u64::MAX, |cc, sent_at| {
+            if cc.drain_loss.covers(sent_at) {
+                0
+            } else {
+                60
+            }
+        });
+        assert_eq!(ratio, UNIT);
+    }
+
+    #[test]
+    fn loss_that_grows_while_probing_is_overflow_and_earns_no_compensation() {
+        // A shallow queue shared with other flows: some loss at any rate,
+        // much more when this sender probes above its share.
+        let ratio = cruise_ratio(60, u64::MAX, |cc, sent_at| {
+            if cc.probe_loss.covers(sent_at) {
+                150
+            } else {
+                40
+            }
+        });
+        assert_eq!(ratio, UNIT);
+    }
+
+    #[test]
+    fn a_standing_queue_turns_loss_compensation_off() {
+        // The same random loss, measured for 60 rounds; then a queue 10 ms
+        // deep stands (RTT 30 ms over a 20 ms floor).
+        let ratio = cruise_ratio(80, 60, |_, _| 60);
+        assert_eq!(ratio, UNIT);
+    }
+
+    /// `n` lossless rounds of 10 acks, 2 ms apart, each with an RTT of
+    /// `rtt_us` and a (not app-limited) rate sample of `rate`.
+    #[allow(clippy::too_many_arguments)]
+    fn rounds(
+        cc: &mut Bbr,
+        rtt: &mut RttEstimator,
+        mut now: u64,
+        n: u64,
+        rate: u64,
+        rtt_us: u64,
+        in_flight: u64,
+        d: &mut u64,
+    ) -> u64 {
+        for _ in 0..n {
+            let prior = *d;
+            for k in 0..10u64 {
+                now += 2_000;
+                rtt.update(rtt_us, 0);
+                *d += MSS;
+                let sample = RateSample {
+                    delivered: 10 * MSS,
+                    interval_us: rtt_us,
+                    rate: Some(rate),
+                    app_limited: false,
+                    prior_delivered: if k == 0 { prior } else { prior - 1 },
+                };
+                let ack = AckEvent {
+                    acked_bytes: MSS,
+                    newest_acked_sent_at: now - rtt_us,
+                    bytes_in_flight: in_flight,
+                    rtt_sampled: true,
+                    rtt,
+                    sample: Some(sample),
+                    delivered: *d,
+                };
+                cc.on_ack(now, &ack);
+            }
+        }
+        now
+    }
+
+    #[test]
+    fn probe_rtt_rounds_do_not_age_the_bandwidth_estimate_out() {
+        let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
+        let mut now = drive(&mut cc, &mut rtt, 0, 20, 2_500_000, 0, &mut d);
+        // 10 s with a queue standing (no new minimum): ProbeRtt.
+        while cc.mode() != Mode::ProbeRtt {
+            now = rounds(&mut cc, &mut rtt, now, 1, 2_500_000, 30_000, 60_000, &mut d);
+        }
+        // ProbeRtt's few datagrams deliver at a few datagrams per RTT for
+        // more rounds than the bandwidth filter's window.
+        let mut n = 0;
+        while cc.mode() == Mode::ProbeRtt {
+            now = rounds(&mut cc, &mut rtt, now, 1, 200_000, 20_000, 2 * MSS, &mut d);
+            n += 1;
+        }
+        assert!(n > BTLBW_WINDOW_ROUNDS, "{n} rounds in ProbeRtt");
+        assert_eq!(cc.mode(), Mode::ProbeBw);
+        assert_eq!(cc.bandwidth(), 2_500_000, "the estimate survives ProbeRtt");
     }
 
     #[test]

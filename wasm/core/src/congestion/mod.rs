@@ -3,7 +3,8 @@
 //!
 //! * [`Bbr`] — rate- and delay-based (BBR v1 model): paces at the measured
 //!   bottleneck bandwidth and keeps about two bandwidth-delay products in
-//!   flight; random loss does not cut its rate. The default.
+//!   flight; random loss does not cut its rate (the pacing rate makes up
+//!   for what it takes, so the bottleneck stays busy). The default.
 //! * [`NewReno`] — loss-based window (RFC 9002), unpaced; halves per loss event.
 //! * [`Unlimited`] — no limit, for tests and closed networks.
 //!
