@@ -101,7 +101,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private current_: Transport | null = null;
   /** The last transport attached (kept after close for inspection). */
   private last_: Transport;
-  private readonly resume_: ResumeSettings | null;
+  /** Not renamed by the build: the relay's resume tests replace its `reconnect`. */
+  private readonly resume: ResumeSettings | null;
   private outage_: Outage | null = null;
   /** The session's datagram size (options or 1200); a transport may lower it. */
   private readonly dgramCap_: number;
@@ -135,7 +136,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.last_ = transport;
     this.channels = resolveChannels(options.channels);
     this.clock_ = options.clock ?? realClock;
-    this.resume_ = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
+    this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const w = clientWasm();
     const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true, transport.kind);
     this.dgramCap_ = configuredDatagramSize(cfg);
@@ -187,13 +188,13 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.retire_(this.current_);
     this.detach_('switched transport');
     // The first attempt is the given transport; if it fails, the app's reconnect (if any) takes over.
-    const next = this.resume_?.reconnect;
+    const next = this.resume?.reconnect;
     const reconnect = async (info: { attempt: number; reason: string }) => {
       if (info.attempt === 1) return transport;
       if (next) return next(info);
       throw new Error(`the transport switched to closed: ${info.reason}`);
     };
-    this.outage_ = new Outage({ reconnect, windowMs: this.resume_?.windowMs ?? 10_000, silenceMs: 0, quietMs: 0 }, this.resumeHost_(), 'switched transport');
+    this.outage_ = new Outage({ reconnect, windowMs: this.resume?.windowMs ?? 10_000, silenceMs: 0, quietMs: 0 }, this.resumeHost_(), 'switched transport');
   }
 
   /** Resolves once connected; rejects with the close error if it never does. */
@@ -412,9 +413,9 @@ export class Connection<Name extends string = string> extends Emitter<Connection
       this.current_ = null;
       return this.outage_.attemptFailed(reason, relay);
     }
-    if (this.resume_ !== null && this._state_ === 'open') {
+    if (this.resume !== null && this._state_ === 'open') {
       this.detach_(reason);
-      this.outage_ = new Outage(this.resume_, this.resumeHost_(), reason);
+      this.outage_ = new Outage(this.resume, this.resumeHost_(), reason);
       return;
     }
     this.finish_({ kind: 'transport', code: 'RICOCHET_ERR_TRANSPORT_CLOSED', closeCode: 0, reason, relay });
@@ -498,8 +499,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
    * the probes sent after quietProbeMs of silence (see ResumeOptions).
    */
   private watchSilence_(): void {
-    const ms = this.resume_?.silenceMs ?? 0;
-    const quietMs = this.resume_?.quietMs ?? 0;
+    const ms = this.resume?.silenceMs ?? 0;
+    const quietMs = this.resume?.quietMs ?? 0;
     if ((ms <= 0 && quietMs <= 0) || this.core_ === null) return;
     const limitUs = (ms > 0 ? ms : Infinity) * 1000;
     const quietUs = (quietMs > 0 ? quietMs : Infinity) * 1000;
