@@ -320,7 +320,7 @@ impl Connection {
         }
         let cut = self.cut_sizes();
         let id = self.outbox.push(now, channel, data, cut, &mut self.events);
-        self.refresh_timers();
+        self.refresh_after_send();
         Ok(id)
     }
 
@@ -459,6 +459,10 @@ impl Connection {
         let mut r = Reader::new(body);
         let mut eliciting = false;
         let mut carries_repair = false;
+        // The first frames, kept for the second pass (most packets have
+        // one or two); a packet with more is decoded again.
+        let mut kept: [Option<Frame>; KEPT_FRAMES] = [const { None }; KEPT_FRAMES];
+        let mut frames = 0;
         while !r.is_empty() {
             let f = decode_frame(&mut r).map_err(|_| DropReason::Malformed)?;
             eliciting |= !matches!(
@@ -486,6 +490,10 @@ impl Connection {
                     return Err(DropReason::Malformed);
                 }
             }
+            if let Some(k) = kept.get_mut(frames) {
+                *k = Some(f);
+            }
+            frames += 1;
         }
         if self.received.is_duplicate(pn) {
             self.stats.duplicates += 1;
@@ -512,8 +520,12 @@ impl Connection {
         }
         let mut r = Reader::new(body);
         let mut accepted = true;
-        while !r.is_empty() {
-            let Ok(frame) = decode_frame(&mut r) else {
+        for i in 0..frames {
+            let frame = match kept.get_mut(i) {
+                Some(k) if frames <= KEPT_FRAMES => k.take(),
+                _ => decode_frame(&mut r).ok(),
+            };
+            let Some(frame) = frame else {
                 break;
             };
             if !self.on_frame(now, frame, pn, rebuilt) {
@@ -734,7 +746,7 @@ impl Connection {
     /// Earliest time `handle_timeout` must be called; None = no timer.
     /// Must be asked again after every input, command or poll.
     pub fn poll_timeout(&self) -> Option<u64> {
-        self.timers.next().map(|(_, at)| at)
+        self.timers.earliest()
     }
 
     /// Next event; drain until None after every input or command.
@@ -742,6 +754,9 @@ impl Connection {
         self.events.pop_front()
     }
 }
+
+/// Frames of a packet `handle_data` keeps from its checking pass.
+const KEPT_FRAMES: usize = 4;
 
 fn frame_channel(f: &Frame) -> Option<u8> {
     match f {

@@ -15,17 +15,16 @@
 //! about once however often the timer is refreshed.
 
 use crate::connection::Connection;
-use crate::timer::Timer;
 
 impl Connection {
     /// True while the sender is thin: little in flight compared with what
     /// the controller allows, so a resend cannot crowd anything out.
     fn thin(&self) -> bool {
-        self.config.early_resend
-            && self.recovery.pto_count() == 0
-            && self.rtt.has_sample()
-            && self.recovery.bytes_in_flight() * 2 <= self.rate.window()
-            && !self.bulk()
+        if !self.config.early_resend || self.recovery.pto_count() != 0 || !self.rtt.has_sample() {
+            return false;
+        }
+        let window = self.rate.window();
+        self.recovery.bytes_in_flight() * 2 <= window && !self.bulk_under(window)
     }
 
     /// How soon after sending a packet its reliable data would be resent
@@ -57,19 +56,15 @@ impl Connection {
         (pn < tracked.end).then_some(pn)
     }
 
-    /// Arm or stop `Timer::EarlyResend` (part of `refresh_timers`).
-    pub(crate) fn refresh_early_resend(&mut self) {
-        let at = if self.thin() {
-            self.early_candidate()
-                .and_then(|pn| self.recovery.sent().get(pn))
-                .map(|p| p.time_sent + self.rtt.ack_overdue_after())
-        } else {
-            None
-        };
-        match at {
-            Some(t) => self.timers.set(Timer::EarlyResend, t),
-            None => self.timers.stop(Timer::EarlyResend),
+    /// `Timer::EarlyResend`'s deadline, if any (part of `refresh_timers`).
+    #[inline(always)]
+    pub(crate) fn early_resend_deadline(&mut self) -> Option<u64> {
+        if !self.thin() {
+            return None;
         }
+        self.early_candidate()
+            .and_then(|pn| self.recovery.sent().get(pn))
+            .map(|p| p.time_sent + self.rtt.ack_overdue_after())
     }
 
     /// `Timer::EarlyResend` fired: queue the unacknowledged reliable data of

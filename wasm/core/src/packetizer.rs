@@ -290,7 +290,10 @@ impl Connection {
         let mut chunks = self.recovery.take_chunk_vec();
         let mut payload = 0usize;
         let mut resends = probing;
-        if (room && !paced) || probing {
+        let may_fill = (room && !paced) || probing;
+        // Nothing queued: the loops below would find nothing to write.
+        let mut unsent = may_fill && self.has_unsent();
+        if unsent {
             let mut run: Option<Run> = None;
             while let Some(c) = self.recovery.next_retransmit() {
                 let Some((data, count)) = self.message_frag(c) else {
@@ -308,10 +311,11 @@ impl Connection {
             }
             self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
             eliciting |= !chunks.is_empty();
-            if room && !paced && !self.has_unsent() {
-                self.rate
-                    .on_app_limited(self.recovery.bytes_in_flight() + w.len() as u64);
-            }
+            unsent = self.has_unsent();
+        }
+        if may_fill && room && !paced && !unsent {
+            self.rate
+                .on_app_limited(self.recovery.bytes_in_flight() + w.len() as u64);
         }
         if probing && !eliciting && w.put_u8(wire::FRAME_PING) {
             eliciting = true;
@@ -381,7 +385,12 @@ impl Connection {
     /// A bulk transfer is under way: more is buffered than two congestion
     /// windows, so the path, not the application, sets the pace.
     pub(crate) fn bulk(&self) -> bool {
-        self.outbox.buffered() as u64 > self.rate.window().saturating_mul(2)
+        self.bulk_under(self.rate.window())
+    }
+
+    /// `bulk()` under congestion window `window` (`self.rate.window()`).
+    pub(crate) fn bulk_under(&self, window: u64) -> bool {
+        self.outbox.buffered() as u64 > window.saturating_mul(2)
     }
 
     fn has_unsent(&self) -> bool {

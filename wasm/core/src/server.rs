@@ -3,6 +3,7 @@
 //! or rejects, and multiplexes every connection's output.
 
 use crate::prelude::*;
+use alloc::collections::binary_heap::PeekMut;
 use alloc::collections::BinaryHeap;
 use core::cmp::Reverse;
 
@@ -518,14 +519,38 @@ impl Server {
         e: &mut Entry,
     ) -> bool {
         let at = e.conn.poll_timeout();
-        if at == e.scheduled {
+        let Some(old) = core::mem::replace(&mut e.scheduled, at) else {
+            if let Some(at) = at {
+                deadlines.push(Reverse((at, id)));
+            }
+            return at.is_some();
+        };
+        if at == Some(old) {
             return false;
         }
-        e.scheduled = at;
-        if let Some(at) = at {
-            deadlines.push(Reverse((at, id)));
+        // With few connections its entry is usually the top: move it there
+        // rather than push a new one and pop the stale one later.
+        let moved = match deadlines.peek_mut() {
+            Some(mut top) if top.0 == (old, id) => {
+                match at {
+                    // Sifts down when `top` drops.
+                    Some(at) => *top = Reverse((at, id)),
+                    None => {
+                        PeekMut::pop(top);
+                    }
+                }
+                true
+            }
+            _ => false,
+        };
+        match at {
+            Some(at) if moved => deadlines.peek() != Some(&Reverse((at, id))),
+            Some(at) => {
+                deadlines.push(Reverse((at, id)));
+                true
+            }
+            None => true,
         }
-        true
     }
 
     /// Drop stale entries from the top (and compact when mostly stale).
@@ -596,6 +621,9 @@ impl Server {
     /// Earliest deadline across connections and pending requests.
     pub fn poll_timeout(&self) -> Option<u64> {
         let conns = self.deadlines.peek().map(|Reverse((at, _))| *at);
+        if self.pending.is_empty() && self.rejected.is_empty() {
+            return conns;
+        }
         let pend = self
             .pending
             .iter()

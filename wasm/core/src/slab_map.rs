@@ -34,24 +34,35 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
         self.len() == 0
     }
 
+    /// Where `k`'s value is. A map of one entry (one connection, one
+    /// message in reassembly) needs no walk of the tree.
+    fn slot(&self, k: K) -> Option<usize> {
+        let k = k.into();
+        match self.slots.as_slice() {
+            [] => None,
+            [(only, _)] => ((*only).into() == k).then_some(0),
+            _ => self.index.get(&k).map(|&i| i as usize),
+        }
+    }
+
     pub fn contains_key(&self, k: K) -> bool {
         self.index.contains_key(&k.into())
     }
 
     pub fn get(&self, k: K) -> Option<&V> {
-        let &i = self.index.get(&k.into())?;
-        Some(&self.slots[i as usize].1)
+        let i = self.slot(k)?;
+        self.slots.get(i).map(|(_, v)| v)
     }
 
     pub fn get_mut(&mut self, k: K) -> Option<&mut V> {
-        let &i = self.index.get(&k.into())?;
-        Some(&mut self.slots[i as usize].1)
+        let i = self.slot(k)?;
+        self.slots.get_mut(i).map(|(_, v)| v)
     }
 
     /// Inserts or replaces; returns the value replaced.
     pub fn insert(&mut self, k: K, v: V) -> Option<V> {
-        if let Some(&i) = self.index.get(&k.into()) {
-            return Some(core::mem::replace(&mut self.slots[i as usize].1, v));
+        if let Some(i) = self.slot(k) {
+            return Some(core::mem::replace(&mut self.slots[i].1, v));
         }
         self.index.insert(k.into(), self.slots.len() as u32);
         self.slots.push((k, v));
@@ -60,8 +71,8 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
 
     /// The value for `k`, inserted by `make` if absent.
     pub fn get_or_insert_with(&mut self, k: K, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.index.get(&k.into()) {
-            Some(&i) => i as usize,
+        let i = match self.slot(k) {
+            Some(i) => i,
             None => {
                 self.insert(k, make());
                 self.slots.len() - 1
@@ -71,6 +82,9 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
     }
 
     pub fn remove(&mut self, k: K) -> Option<V> {
+        if self.slots.is_empty() {
+            return None;
+        }
         let i = self.index.remove(&k.into())? as usize;
         let (_, v) = self.slots.swap_remove(i);
         if let Some(&(moved, _)) = self.slots.get(i) {

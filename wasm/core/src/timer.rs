@@ -49,43 +49,73 @@ const ALL: [Timer; COUNT] = [
     Timer::PathChallenge,
 ];
 
-#[derive(Clone, Debug, Default)]
+/// Stands for "not set" in `TimerTable::deadlines` (`armed` says which are
+/// set, so a deadline of `u64::MAX` still counts).
+const UNSET: u64 = u64::MAX;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimerTable {
-    deadlines: [Option<u64>; COUNT],
-    /// The earliest entry, kept current on every change: hosts ask for it
-    /// after every input, far more often than timers change.
-    earliest: Option<(Timer, u64)>,
+    /// Each timer's deadline, `UNSET` unless its bit is in `armed`.
+    deadlines: [u64; COUNT],
+    armed: u16,
+    /// The earliest deadline, kept current on every change: hosts ask for
+    /// it after every input, far more often than timers change.
+    earliest: Option<u64>,
+    /// `refresh_timers` has run since the connection became connected.
+    connected: bool,
+}
+
+impl Default for TimerTable {
+    fn default() -> Self {
+        TimerTable {
+            deadlines: [UNSET; COUNT],
+            armed: 0,
+            earliest: None,
+            connected: false,
+        }
+    }
 }
 
 impl TimerTable {
     pub fn set(&mut self, t: Timer, at: u64) {
-        self.deadlines[t as usize] = Some(at);
+        let old = self.get(t);
+        self.put(t, Some(at));
         match self.earliest {
             // Sooner than the earliest: it is the new earliest.
-            None => self.earliest = Some((t, at)),
-            Some((_, e)) if at < e => self.earliest = Some((t, at)),
+            Some(e) if at < e => self.earliest = Some(at),
+            None => self.earliest = Some(at),
             // The earliest moved later: another may now be first.
-            Some((et, _)) if et == t => self.recompute(),
+            Some(e) if old == Some(e) && at > e => self.recompute(),
             _ => {}
         }
     }
     pub fn stop(&mut self, t: Timer) {
-        if self.deadlines[t as usize].take().is_some()
-            && self.earliest.is_some_and(|(et, _)| et == t)
-        {
+        let old = self.get(t);
+        self.put(t, None);
+        if old.is_some() && old == self.earliest {
             self.recompute();
         }
     }
+    /// Set or stop `t` without updating the earliest: for a batch of
+    /// changes that ends with `settle` (see `refresh_timers`).
+    fn put(&mut self, t: Timer, at: Option<u64>) {
+        let bit = 1 << t as u16;
+        self.deadlines[t as usize] = at.unwrap_or(UNSET);
+        self.armed = if at.is_some() {
+            self.armed | bit
+        } else {
+            self.armed & !bit
+        };
+    }
     pub fn get(&self, t: Timer) -> Option<u64> {
-        self.deadlines[t as usize]
+        (self.armed & 1 << t as u16 != 0).then(|| self.deadlines[t as usize])
     }
     pub fn stop_all(&mut self) {
-        self.deadlines = [None; COUNT];
-        self.earliest = None;
+        *self = TimerTable::default();
     }
     /// True (and the timer is stopped) if it was set and is due at `now`.
     pub fn expire(&mut self, t: Timer, now: u64) -> bool {
-        match self.deadlines[t as usize] {
+        match self.get(t) {
             Some(at) if at <= now => {
                 self.stop(t);
                 true
@@ -93,25 +123,58 @@ impl TimerTable {
             _ => false,
         }
     }
+    /// After `set`, `stop` or `expire` (out of line: they are inlined in
+    /// many places, and rarely need it).
+    #[inline(never)]
     fn recompute(&mut self) {
-        let mut best: Option<(Timer, u64)> = None;
-        for (i, d) in self.deadlines.iter().enumerate() {
-            if let Some(at) = *d {
-                if best.is_none_or(|(_, b)| at < b) {
-                    best = Some((ALL[i], at));
-                }
-            }
-        }
-        self.earliest = best;
+        self.settle();
     }
-    /// The earliest deadline and which timer it is.
+    /// Find the earliest deadline (once per `refresh_timers`).
+    #[inline(always)]
+    fn settle(&mut self) {
+        // Unset entries are `UNSET`, never below a set one.
+        let min = self.deadlines.iter().fold(UNSET, |m, &d| m.min(d));
+        self.earliest = (self.armed != 0).then_some(min);
+    }
+    /// The earliest deadline and which timer it is (on a tie, the first in
+    /// `ALL`).
     pub fn next(&self) -> Option<(Timer, u64)> {
+        let at = self.earliest?;
+        ALL.iter()
+            .find(|&&t| self.get(t) == Some(at))
+            .map(|&t| (t, at))
+    }
+    /// The earliest deadline.
+    pub fn earliest(&self) -> Option<u64> {
         self.earliest
     }
 }
 
 impl Connection {
+    /// `refresh_timers` after `send` queued a message. Every call that
+    /// changes what the deadlines depend on refreshes them all, and a
+    /// message in the queue changes only what `bulk()` sees: of the
+    /// deadlines, only the early resend's.
+    pub(crate) fn refresh_after_send(&mut self) {
+        // (A server's connection is accepted connected, unrefreshed.)
+        if !self.timers.connected {
+            self.refresh_timers();
+            return;
+        }
+        let early = self.early_resend_deadline();
+        self.timers.put(Timer::EarlyResend, early);
+        self.timers.settle();
+        #[cfg(debug_assertions)]
+        {
+            let partial = self.timers.clone();
+            self.refresh_timers();
+            debug_assert_eq!(partial, self.timers, "a deadline depends on the queue");
+        }
+    }
+
     /// Recompute every deadline in the timer table from current state.
+    /// (`set`, `stop` and `put` calls in here are all settled by the
+    /// `settle` at the end.)
     pub(crate) fn refresh_timers(&mut self) {
         match self.state {
             State::Drained => {
@@ -133,41 +196,41 @@ impl Connection {
             }
             State::Connected => {}
         }
-        self.timers.set(
+        // Every deadline below is written as is and the earliest found once
+        // at the end: most of them move on every call.
+        let t = &mut self.timers;
+        t.put(
             Timer::Idle,
-            self.last_received + self.config.idle_timeout_us,
+            Some(self.last_received + self.config.idle_timeout_us),
         );
-        self.timers.set(
+        t.put(
             Timer::Keepalive,
-            self.last_eliciting_sent + self.config.keepalive_interval_us,
+            Some(self.last_eliciting_sent + self.config.keepalive_interval_us),
         );
-        match self.fec.tx.timer() {
-            Some(t) => self.timers.set(Timer::Repair, t),
-            None => self.timers.stop(Timer::Repair),
-        }
-        match self.rate.paced_until() {
-            Some(t) => self.timers.set(Timer::Pacing, t),
-            None => self.timers.stop(Timer::Pacing),
-        }
-        match self.received.ack_deadline(self.config.max_ack_delay_us) {
-            Some(t) => self.timers.set(Timer::Ack, t),
-            None => self.timers.stop(Timer::Ack),
-        }
-        self.refresh_early_resend();
+        t.put(Timer::Repair, self.fec.tx.timer());
+        t.put(Timer::Pacing, self.rate.paced_until());
+        t.put(
+            Timer::Ack,
+            self.received.ack_deadline(self.config.max_ack_delay_us),
+        );
+        let early = self.early_resend_deadline();
+        self.timers.put(Timer::EarlyResend, early);
         // A probe also settles lost packets still awaiting a rebuild verdict
         // (see rebuild_wait): with nothing else to send, its ACK decides them.
-        if (self.recovery.sent().is_empty() && self.fec.awaiting.is_empty())
+        let probe = if (self.recovery.sent().is_empty() && self.fec.awaiting.is_empty())
             || self.timers.get(Timer::LossDetection).is_some()
         {
-            self.timers.stop(Timer::Probe);
+            None
         } else {
             let pto = self.rtt.pto_base(self.config.max_ack_delay_us)
                 << self.recovery.pto_count().min(10);
-            self.timers
-                .set(Timer::Probe, self.last_eliciting_sent + pto);
-        }
+            Some(self.last_eliciting_sent + pto)
+        };
+        self.timers.put(Timer::Probe, probe);
         self.hold_timers_at_bound();
         self.hold_timers_unvalidated();
+        self.timers.settle();
+        self.timers.connected = true;
     }
 }
 
@@ -194,6 +257,13 @@ mod tests {
         t.set(Timer::Drain, 1000);
         assert_eq!(t.next(), Some((Timer::Idle, 900)));
         t.stop_all();
+        assert_eq!(t.next(), None);
+        t.set(Timer::Ack, u64::MAX);
+        assert_eq!(t.next(), Some((Timer::Ack, u64::MAX)));
+        t.set(Timer::Probe, 7);
+        t.stop(Timer::Probe);
+        assert_eq!(t.next(), Some((Timer::Ack, u64::MAX)));
+        assert!(t.expire(Timer::Ack, u64::MAX));
         assert_eq!(t.next(), None);
     }
 }

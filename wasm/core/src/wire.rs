@@ -191,10 +191,18 @@ impl<'a> Writer<'a> {
     pub fn put_u32(&mut self, v: u32) -> bool {
         self.put_bytes(&v.to_le_bytes())
     }
-    pub fn put_varint(&mut self, v: u64) -> bool {
-        let mut tmp = [0u8; 10];
-        let n = encode_varint(v, &mut tmp);
-        self.put_bytes(&tmp[..n])
+    pub fn put_varint(&mut self, mut v: u64) -> bool {
+        if v < 0x80 {
+            return self.put_u8(v as u8);
+        }
+        let (mut tmp, mut n) = ([0u8; 10], 0);
+        while v >= 0x80 {
+            tmp[n] = v as u8 | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        tmp[n] = v as u8;
+        self.put_bytes(&tmp[..=n])
     }
     pub fn put_bytes(&mut self, b: &[u8]) -> bool {
         if b.len() > self.remaining() {
@@ -209,20 +217,6 @@ impl<'a> Writer<'a> {
             return false;
         }
         self.put_varint(b.len() as u64) && self.put_bytes(b)
-    }
-}
-
-fn encode_varint(mut v: u64, out: &mut [u8; 10]) -> usize {
-    let mut i = 0;
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out[i] = b;
-            return i + 1;
-        }
-        out[i] = b | 0x80;
-        i += 1;
     }
 }
 
@@ -417,10 +411,10 @@ pub fn encode_reject(w: &mut Writer, conn_id: u32, reason: &[u8]) -> bool {
 
 /// Tag written as zeros, as for WELCOME.
 pub fn encode_data_header(w: &mut Writer, conn_id: u32, pn: u64) -> bool {
-    w.put_u8(PACKET_DATA)
-        && w.put_u32(conn_id)
-        && w.put_u16(pn as u16)
-        && w.put_bytes(&[0; TAG_LEN])
+    let ([a, b, c, d], [e, f]) = (conn_id.to_le_bytes(), (pn as u16).to_le_bytes());
+    // Type, ID, the number's low 16 bits, then room for the tag (`seal`).
+    let header: [u8; DATA_HEADER_LEN] = [PACKET_DATA, a, b, c, d, e, f, 0, 0, 0, 0, 0, 0, 0, 0];
+    w.put_bytes(&header)
 }
 
 /// The longest prefix of `reason`, cut at a char boundary, whose REJECT
