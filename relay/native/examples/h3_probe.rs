@@ -17,13 +17,12 @@
 //!
 //! Prints one JSON line: {"serverSettings":[["0x1",0],...],"status":"200","datagramEchoed":true}.
 
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::Duration;
 
 use wtransport::quinn;
-use wtransport::tls::client::{build_default_tls_config, ServerHashVerification};
-use wtransport::tls::Sha256Digest;
 
 /// What the caller asked for.
 struct Args {
@@ -58,16 +57,7 @@ fn parse_args() -> Result<Args, String> {
             "--port" => a.port = v.parse().map_err(|_| "bad --port")?,
             "--path" => a.path = v,
             "--wait-ms" => a.wait = Duration::from_millis(v.parse().map_err(|_| "bad --wait-ms")?),
-            "--hash" => {
-                let hex: Vec<u8> = v.bytes().filter(u8::is_ascii_hexdigit).collect();
-                if hex.len() != 64 {
-                    return Err("--hash needs 64 hex digits".into());
-                }
-                for (i, pair) in hex.chunks(2).enumerate() {
-                    let s = std::str::from_utf8(pair).map_err(|_| "bad --hash")?;
-                    a.hash[i] = u8::from_str_radix(s, 16).map_err(|_| "bad --hash")?;
-                }
-            }
+            "--hash" => a.hash = common::parse_hex(&v).ok_or("--hash needs 64 hex digits")?,
             "--settings" => {
                 let mut pairs = Vec::new();
                 for kv in v.split(',').filter(|t| !t.trim().is_empty()) {
@@ -242,17 +232,10 @@ async fn open_session(
 
 async fn run(a: Args) -> Result<String, String> {
     let peer = SocketAddr::from((Ipv4Addr::LOCALHOST, a.port));
-    let tls = build_default_tls_config(
-        Arc::new(wtransport::tls::rustls::RootCertStore::empty()),
-        Some(Arc::new(ServerHashVerification::new([Sha256Digest::new(
-            a.hash,
-        )]))),
-    );
-    let crypto =
-        quinn::crypto::rustls::QuicClientConfig::try_from(tls).map_err(|e| e.to_string())?;
+    let cc = common::quinn_client_config(a.hash)?;
     let mut ep =
         quinn::Endpoint::client((Ipv4Addr::LOCALHOST, 0).into()).map_err(|e| e.to_string())?;
-    ep.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    ep.set_default_client_config(cc);
     let conn = ep
         .connect(peer, "localhost")
         .map_err(|e| e.to_string())?
@@ -289,14 +272,5 @@ fn main() -> std::process::ExitCode {
             .map_err(|e| e.to_string())?
             .block_on(run(a))
     });
-    match res {
-        Ok(json) => {
-            println!("{json}");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            println!("{{\"error\":{e:?}}}");
-            std::process::ExitCode::from(1)
-        }
-    }
+    common::report(res)
 }

@@ -31,12 +31,13 @@
 //!
 //! cargo build --release --example latency_probe
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+mod common;
+
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use wtransport::tls::Sha256Digest;
-use wtransport::{ClientConfig, Endpoint, VarInt};
+use wtransport::VarInt;
 
 struct Args {
     mode: String,
@@ -56,18 +57,6 @@ struct Args {
     stop_p50_ms: f64,
     /// `stamp-echo`: the address to listen on.
     listen: String,
-}
-
-fn parse_hex(s: &str) -> Option<[u8; 32]> {
-    let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -92,7 +81,7 @@ fn parse_args() -> Result<Args, String> {
         match k.as_str() {
             "--mode" => a.mode = v()?,
             "--hash" => {
-                a.hash = parse_hex(&v()?).ok_or("bad --hash")?;
+                a.hash = common::parse_hex(&v()?).ok_or("bad --hash")?;
                 have_hash = true;
             }
             "--size" => a.size = v()?.parse().map_err(|_| "bad --size")?,
@@ -123,95 +112,6 @@ fn parse_args() -> Result<Args, String> {
     }
     a.size = a.size.clamp(L_MIN, 1200);
     Ok(a)
-}
-
-fn host_port(url: &str) -> Result<SocketAddr, String> {
-    let rest = url
-        .strip_prefix("https://")
-        .ok_or("url must start with https://")?;
-    let authority = rest.split('/').next().unwrap_or(rest);
-    let (host, port) = if let Some(r) = authority.strip_prefix('[') {
-        let (h, p) = r.split_once("]:").ok_or("bad [v6]:port")?;
-        (h.to_string(), p)
-    } else {
-        let (h, p) = authority.rsplit_once(':').ok_or("url needs a port")?;
-        (h.to_string(), p)
-    };
-    let ip: IpAddr = match host.as_str() {
-        "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        h => h.parse().map_err(|_| format!("host {h} must be an IP"))?,
-    };
-    Ok(SocketAddr::new(ip, port.parse().map_err(|_| "bad port")?))
-}
-
-fn local_addr(peer: SocketAddr, bind: Option<IpAddr>) -> SocketAddr {
-    match bind {
-        Some(ip) => (ip, 0).into(),
-        None if peer.is_ipv4() => (Ipv4Addr::UNSPECIFIED, 0).into(),
-        None => (Ipv6Addr::UNSPECIFIED, 0).into(),
-    }
-}
-
-fn bind_socket(local: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
-    let _ = s.set_recv_buffer_size(4 << 20);
-    let _ = s.set_send_buffer_size(4 << 20);
-    s.bind(&local.into())?;
-    Ok(s.into())
-}
-
-fn pct(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)] as f64 / 1000.0
-}
-
-/// A HELLO for connection `id`: the relay admits a session only once it opens
-/// with a valid one (WIRE.md version 3: one channel, a session key, no
-/// payload, padded).
-fn hello_packet(id: u32) -> Vec<u8> {
-    let mut hello = vec![0u8; 128];
-    hello[0] = 1;
-    hello[1..5].copy_from_slice(&id.to_le_bytes());
-    hello[5..7].copy_from_slice(&3u16.to_le_bytes());
-    hello[7] = 1;
-    for (i, b) in hello[9..25].iter_mut().enumerate() {
-        // Not secret here: the backend only echoes.
-        *b = (id as u8).wrapping_mul(31).wrapping_add(i as u8);
-    }
-    hello
-}
-
-type ClientEndpoint = Endpoint<wtransport::endpoint::endpoint_side::Client>;
-
-/// A WebTransport session to `url`, trusting the certificate with SHA-256 `hash`.
-async fn connect_to(
-    url: &str,
-    hash: [u8; 32],
-    bind: Option<IpAddr>,
-) -> Result<(ClientEndpoint, wtransport::Connection), String> {
-    let peer = host_port(url)?;
-    let tls = wtransport::tls::client::build_default_tls_config(
-        Arc::new(wtransport::tls::rustls::RootCertStore::empty()),
-        Some(Arc::new(
-            wtransport::tls::client::ServerHashVerification::new([Sha256Digest::new(hash)]),
-        )),
-    );
-    let mut tc = wtransport::quinn::TransportConfig::default();
-    tc.datagram_receive_buffer_size(Some(16 << 20));
-    tc.datagram_send_buffer_size(4 << 20);
-    let sock = bind_socket(local_addr(peer, bind)).map_err(|e| e.to_string())?;
-    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let cfg = ClientConfig::builder()
-        .with_bind_socket(sock)
-        .with_custom_tls_and_transport(tls, tc)
-        .build();
-    let ep = Endpoint::client(cfg).map_err(|e| e.to_string())?;
-    let conn = ep.connect(url).await.map_err(|e| format!("connect: {e}"))?;
-    Ok((ep, conn))
 }
 
 /// Where a DATA packet of `latency` keeps its fields: the Ricochet header
@@ -470,21 +370,16 @@ async fn open_link(
     url: &str,
     id: u32,
     samples: Samples,
-    keep: &mut Vec<ClientEndpoint>,
+    keep: &mut Vec<common::ClientEndpoint>,
 ) -> Result<Link, String> {
-    let hello = hello_packet(id);
+    let hello = common::hello_packet(id);
     let hello_wait = Duration::from_secs(5);
     match a.transport.as_str() {
         "wt" => {
-            let (ep, conn) = connect_to(url, a.hash, a.bind).await?;
+            let (ep, conn) = common::connect_wt(url, a.hash, a.bind).await?;
             keep.push(ep);
             let conn = Arc::new(conn);
-            conn.send_datagram(&hello)
-                .map_err(|e| format!("hello: {e}"))?;
-            tokio::time::timeout(hello_wait, conn.receive_datagram())
-                .await
-                .map_err(|_| "no echo of the HELLO within 5 s".to_string())?
-                .map_err(|e| format!("hello echo: {e}"))?;
+            common::wt_hello(&conn, id).await?;
             let rx = conn.clone();
             tokio::spawn(async move {
                 while let Ok(d) = rx.receive_datagram().await {
@@ -498,7 +393,8 @@ async fn open_link(
                 .strip_prefix("udp://")
                 .and_then(|h| h.parse().ok())
                 .ok_or("udp url must be udp://IP:PORT")?;
-            let s = bind_socket(local_addr(peer, a.bind)).map_err(|e| e.to_string())?;
+            let s =
+                common::bind_socket(common::local_addr(peer, a.bind)).map_err(|e| e.to_string())?;
             s.connect(peer).map_err(|e| e.to_string())?;
             s.set_read_timeout(Some(hello_wait))
                 .map_err(|e| e.to_string())?;
@@ -533,7 +429,7 @@ async fn open_link(
                     None => record(&samples, p, t),
                 });
                 if let Err(e) = r {
-                    eprintln!("wt_client: {e}");
+                    eprintln!("latency_probe: {e}");
                 }
             });
             ready
@@ -607,23 +503,14 @@ fn pace(links: &[Link], ids: &[u32], a: &Args, samples: &Samples) -> Vec<Step> {
                 .collect();
             rtt.sort_unstable();
             let lost = (seq - first) as usize - rtt.len();
-            if lost * 100 > (seq - first) as usize || pct(&rtt, 0.5) > a.stop_p50_ms * 1000.0 {
+            if lost * 100 > (seq - first) as usize
+                || common::pct(&rtt, 0.5) > a.stop_p50_ms * 1000.0
+            {
                 break;
             }
         }
     }
     steps
-}
-
-fn dist_json(mut v: Vec<u64>) -> String {
-    v.sort_unstable();
-    format!(
-        "{{\"p50\":{:.1},\"p90\":{:.1},\"p99\":{:.1},\"max\":{:.1}}}",
-        pct(&v, 0.5),
-        pct(&v, 0.9),
-        pct(&v, 0.99),
-        pct(&v, 1.0)
-    )
 }
 
 async fn latency(a: Args) -> Result<String, String> {
@@ -666,9 +553,9 @@ async fn latency(a: Args) -> Result<String, String> {
             st.send_errors,
             st.send_secs,
             kept.len(),
-            dist_json(kept.iter().map(|x| x.up).collect()),
-            dist_json(kept.iter().map(|x| x.down).collect()),
-            dist_json(kept.iter().map(|x| x.rtt).collect()),
+            common::dist_json(kept.iter().map(|x| x.up).collect()),
+            common::dist_json(kept.iter().map(|x| x.down).collect()),
+            common::dist_json(kept.iter().map(|x| x.rtt).collect()),
         ));
     }
     for l in links.iter() {
@@ -691,26 +578,16 @@ async fn latency(a: Args) -> Result<String, String> {
 fn main() -> std::process::ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("latency_probe: {e}");
-            return std::process::ExitCode::from(2);
-        }
+        Err(e) => return common::usage_error("latency_probe", &e),
     };
     if args.mode == "stamp-echo" {
         let e = stamp_echo(&args);
         println!("{{\"error\":{e:?}}}");
         return std::process::ExitCode::from(1);
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let rt = match common::runtime("latency_probe") {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("latency_probe: runtime: {e}");
-            return std::process::ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let res = rt.block_on(async move {
         match args.mode.as_str() {
@@ -719,14 +596,5 @@ fn main() -> std::process::ExitCode {
         }
     });
     rt.shutdown_background();
-    match res {
-        Ok(json) => {
-            println!("{json}");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            println!("{{\"error\":{e:?}}}");
-            std::process::ExitCode::from(1)
-        }
-    }
+    common::report(res)
 }

@@ -26,12 +26,13 @@
 //! cargo build --release --example wt_client
 //! target/release/examples/wt_client --url https://127.0.0.1:4433/x --hash <hex> --count 1000 --rate 2000
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+mod common;
+
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use wtransport::tls::Sha256Digest;
-use wtransport::{ClientConfig, Endpoint, VarInt};
+use wtransport::VarInt;
 
 struct Args {
     mode: String,
@@ -49,18 +50,6 @@ struct Args {
     conns: u32,
     streams: u32,
     stream_bytes: usize,
-}
-
-fn parse_hex(s: &str) -> Option<[u8; 32]> {
-    let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -88,7 +77,7 @@ fn parse_args() -> Result<Args, String> {
             "--mode" => a.mode = v()?,
             "--url" => a.url = v()?,
             "--hash" => {
-                a.hash = parse_hex(&v()?).ok_or("bad --hash")?;
+                a.hash = common::parse_hex(&v()?).ok_or("bad --hash")?;
                 have_hash = true;
             }
             "--count" => a.count = v()?.parse().map_err(|_| "bad --count")?,
@@ -121,43 +110,6 @@ fn header_len(conn_id: Option<u32>) -> usize {
     }
 }
 
-fn host_port(url: &str) -> Result<SocketAddr, String> {
-    let rest = url
-        .strip_prefix("https://")
-        .ok_or("url must start with https://")?;
-    let authority = rest.split('/').next().unwrap_or(rest);
-    let (host, port) = if let Some(r) = authority.strip_prefix('[') {
-        let (h, p) = r.split_once("]:").ok_or("bad [v6]:port")?;
-        (h.to_string(), p)
-    } else {
-        let (h, p) = authority.rsplit_once(':').ok_or("url needs a port")?;
-        (h.to_string(), p)
-    };
-    let ip: IpAddr = match host.as_str() {
-        "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        h => h.parse().map_err(|_| format!("host {h} must be an IP"))?,
-    };
-    Ok(SocketAddr::new(ip, port.parse().map_err(|_| "bad port")?))
-}
-
-fn local_addr(peer: SocketAddr, bind: Option<IpAddr>) -> SocketAddr {
-    match bind {
-        Some(ip) => (ip, 0).into(),
-        None if peer.is_ipv4() => (Ipv4Addr::UNSPECIFIED, 0).into(),
-        None => (Ipv6Addr::UNSPECIFIED, 0).into(),
-    }
-}
-
-fn bind_socket(local: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
-    let _ = s.set_recv_buffer_size(4 << 20);
-    let _ = s.set_send_buffer_size(4 << 20);
-    s.set_nonblocking(true)?;
-    s.bind(&local.into())?;
-    Ok(s.into())
-}
-
 #[derive(Default)]
 struct RecvState {
     got: Vec<bool>,
@@ -168,67 +120,16 @@ struct RecvState {
     last_recv: Option<Instant>,
 }
 
-fn pct(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)] as f64 / 1000.0
-}
-
-type ClientEndpoint = Endpoint<wtransport::endpoint::endpoint_side::Client>;
-
-async fn connect(a: &Args) -> Result<(ClientEndpoint, wtransport::Connection), String> {
-    let peer = host_port(&a.url)?;
-    // Same as `with_server_certificate_hashes`, plus a larger datagram
-    // receive buffer so bursts measure the server rather than this client.
-    let tls = wtransport::tls::client::build_default_tls_config(
-        Arc::new(wtransport::tls::rustls::RootCertStore::empty()),
-        Some(Arc::new(
-            wtransport::tls::client::ServerHashVerification::new([Sha256Digest::new(a.hash)]),
-        )),
-    );
-    let mut tc = wtransport::quinn::TransportConfig::default();
-    tc.datagram_receive_buffer_size(Some(16 << 20));
-    tc.datagram_send_buffer_size(4 << 20);
-    let cfg = ClientConfig::builder()
-        .with_bind_socket(bind_socket(local_addr(peer, a.bind)).map_err(|e| e.to_string())?)
-        .with_custom_tls_and_transport(tls, tc)
-        .build();
-    let ep = Endpoint::client(cfg).map_err(|e| e.to_string())?;
-    let conn = ep
-        .connect(&a.url)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
-    Ok((ep, conn))
-}
-
 async fn echo(a: Args) -> Result<String, String> {
     let t0 = Instant::now();
-    let (ep, conn) = connect(&a).await?;
+    let (ep, conn) = common::connect_wt(&a.url, a.hash, a.bind).await?;
     let conn = Arc::new(conn);
     let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let max_dgram = conn.max_datagram_size().unwrap_or(0);
 
     let hdr = header_len(a.conn_id);
     if let Some(id) = a.conn_id {
-        // The relay admits a session only once it opens with a valid HELLO
-        // (WIRE.md version 3: one channel, a session key, no payload, padded).
-        let mut hello = vec![0u8; 128];
-        hello[0] = 1;
-        hello[1..5].copy_from_slice(&id.to_le_bytes());
-        hello[5..7].copy_from_slice(&3u16.to_le_bytes());
-        hello[7] = 1;
-        for (i, b) in hello[9..25].iter_mut().enumerate() {
-            // Not secret here: the test backend only echoes.
-            *b = (id as u8).wrapping_mul(31).wrapping_add(i as u8);
-        }
-        conn.send_datagram(&hello)
-            .map_err(|e| format!("hello: {e}"))?;
-        tokio::time::timeout(Duration::from_secs(5), conn.receive_datagram())
-            .await
-            .map_err(|_| "no echo of the HELLO within 5 s".to_string())?
-            .map_err(|e| format!("hello echo: {e}"))?;
+        common::wt_hello(&conn, id).await?;
     }
     // The relay's close notice, if the server sends one (a unidirectional stream
     // before it closes the session; relay/native/src/lib.rs): its bytes in hex.
@@ -374,8 +275,6 @@ async fn echo(a: Args) -> Result<String, String> {
     }
 
     let s = st.lock().unwrap_or_else(|e| e.into_inner());
-    let mut rtt = s.rtt_ns.clone();
-    rtt.sort_unstable();
     let recv_secs = s
         .last_recv
         .map(|t| t.duration_since(send_start).as_secs_f64())
@@ -386,7 +285,7 @@ async fn echo(a: Args) -> Result<String, String> {
             "\"sendErrors\":{},\"bufferWaits\":{},\"size\":{},\"maxDatagramSize\":{},",
             "\"connectMs\":{:.2},\"sendSecs\":{:.4},\"totalSecs\":{:.4},\"recvSecs\":{:.4},",
             "\"sendRate\":{:.0},\"echoRate\":{:.0},",
-            "\"rttUs\":{{\"p50\":{:.1},\"p90\":{:.1},\"p99\":{:.1},\"max\":{:.1}}},",
+            "\"rttUs\":{},",
             "\"closedByServer\":{},\"closeReason\":{:?},\"quicClose\":{:?},\"notice\":{:?}}}"
         ),
         a.count,
@@ -403,10 +302,7 @@ async fn echo(a: Args) -> Result<String, String> {
         recv_secs,
         a.count as f64 / send_secs.max(1e-9),
         s.received as f64 / recv_secs.max(1e-9),
-        pct(&rtt, 0.5),
-        pct(&rtt, 0.9),
-        pct(&rtt, 0.99),
-        pct(&rtt, 1.0),
+        common::dist_json(s.rtt_ns.clone()),
         rx_closed,
         closed_reason,
         quic_close,
@@ -418,7 +314,7 @@ async fn echo(a: Args) -> Result<String, String> {
 /// waits `--wait-ms` for credit counts as refused). Streams stay open so
 /// the server cannot hand the credit back meanwhile.
 async fn streams(a: Args) -> Result<String, String> {
-    let (ep, conn) = connect(&a).await?;
+    let (ep, conn) = common::connect_wt(&a.url, a.hash, a.bind).await?;
     let wait = Duration::from_millis(a.wait_ms);
     let mut bidi = Vec::new();
     for _ in 0..a.streams {
@@ -460,21 +356,13 @@ async fn streams(a: Args) -> Result<String, String> {
 /// SETTINGS, no CONNECT.
 async fn stall(a: Args) -> Result<String, String> {
     use wtransport::quinn;
-    use wtransport::tls::client::{build_default_tls_config, ServerHashVerification};
-    let peer = host_port(&a.url)?;
-    let tls = build_default_tls_config(
-        Arc::new(wtransport::tls::rustls::RootCertStore::empty()),
-        Some(Arc::new(ServerHashVerification::new([Sha256Digest::new(
-            a.hash,
-        )]))),
-    );
-    let crypto =
-        quinn::crypto::rustls::QuicClientConfig::try_from(tls).map_err(|e| e.to_string())?;
-    let mut cc = quinn::ClientConfig::new(Arc::new(crypto));
+    let peer = common::host_port(&a.url)?;
+    let mut cc = common::quinn_client_config(a.hash)?;
     let mut tc = quinn::TransportConfig::default();
     tc.keep_alive_interval(Some(Duration::from_millis(1000)));
     cc.transport_config(Arc::new(tc));
-    let mut ep = quinn::Endpoint::client(local_addr(peer, a.bind)).map_err(|e| e.to_string())?;
+    let mut ep =
+        quinn::Endpoint::client(common::local_addr(peer, a.bind)).map_err(|e| e.to_string())?;
     ep.set_default_client_config(cc);
     let t0 = Instant::now();
     let attempts: Vec<_> = (0..a.conns.max(1))
@@ -533,21 +421,11 @@ async fn stall(a: Args) -> Result<String, String> {
 fn main() -> std::process::ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("wt_client: {e}");
-            return std::process::ExitCode::from(2);
-        }
+        Err(e) => return common::usage_error("wt_client", &e),
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let rt = match common::runtime("wt_client") {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("wt_client: runtime: {e}");
-            return std::process::ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let res = rt.block_on(async move {
         match args.mode.as_str() {
@@ -557,14 +435,5 @@ fn main() -> std::process::ExitCode {
             m => Err(format!("unknown mode {m}")),
         }
     });
-    match res {
-        Ok(json) => {
-            println!("{json}");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            println!("{{\"error\":{e:?}}}");
-            std::process::ExitCode::from(1)
-        }
-    }
+    common::report(res)
 }
