@@ -155,10 +155,7 @@ impl ToNapiValue for EventBatch {
                     arr.set(i + 3, origin)?;
                 }
                 Event::Datagrams { id, dgrams } => {
-                    let mut list = env.create_array(dgrams.len() as u32)?;
-                    for (j, d) in dgrams.iter().enumerate() {
-                        list.set(j as u32, BufferSlice::copy_from(&env, d)?)?;
-                    }
+                    let list = buffer_list(&env, &dgrams)?;
                     arr.set(i, 1u32)?;
                     arr.set(i + 1, id)?;
                     arr.set(i + 2, list)?;
@@ -171,10 +168,7 @@ impl ToNapiValue for EventBatch {
                     arr.set(i + 3, Null)?;
                 }
                 Event::BackendDatagrams { bid, dgrams } => {
-                    let mut list = env.create_array(dgrams.len() as u32)?;
-                    for (j, d) in dgrams.iter().enumerate() {
-                        list.set(j as u32, BufferSlice::copy_from(&env, d)?)?;
-                    }
+                    let list = buffer_list(&env, &dgrams)?;
                     arr.set(i, 3u32)?;
                     arr.set(i + 1, bid)?;
                     arr.set(i + 2, list)?;
@@ -203,6 +197,15 @@ impl ToNapiValue for EventBatch {
         }
         unsafe { Array::to_napi_value(raw_env, arr) }
     }
+}
+
+/// One batch's datagrams as a JS array of Buffers (copied: the batch is freed).
+fn buffer_list<'e>(env: &'e Env, dgrams: &[Bytes]) -> Result<Array<'e>> {
+    let mut list = env.create_array(dgrams.len() as u32)?;
+    for (j, d) in dgrams.iter().enumerate() {
+        list.set(j as u32, BufferSlice::copy_from(env, d)?)?;
+    }
+    Ok(list)
 }
 
 pub(crate) type EventTsfn = ThreadsafeFunction<(), (), EventBatch, Status, false>;
