@@ -7,6 +7,14 @@ import { WebSocket } from 'ws';
 import { createSocket } from 'node:dgram';
 import { Connection, Server, WebSocketTransport, serveUdp, type ServerOptions } from '@ricochet/sdk';
 
+/** A UDP backend on 127.0.0.1 that answers every datagram with itself; `addr` is `host:port`. */
+export async function udpEcho(): Promise<{ sock: ReturnType<typeof createSocket>; addr: string }> {
+  const sock = createSocket('udp4');
+  sock.on('message', (m, r) => sock.send(m, r.port, r.address));
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  return { sock, addr: `127.0.0.1:${sock.address().port}` };
+}
+
 /** The addon's WebTransport test client (relay/native/examples/wt_client.rs; `npm test` builds it). */
 export const WT_CLIENT = fileURLToPath(new URL('../native/target/release/examples/wt_client', import.meta.url));
 

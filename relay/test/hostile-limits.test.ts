@@ -4,7 +4,7 @@
 // certificates reloaded from their files.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import type { Socket as UdpSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { createLogger } from '../src/log.js';
 import { DEFAULTS, type RelayOptions } from '../src/options.js';
 import { Relay } from '../src/relay.js';
 import { mintToken } from '../src/token.js';
-import { WT_CLIENT, hello, makeCertificate, packet, sleep, waitFor } from './hostile-helpers.js';
+import { WT_CLIENT, hello, makeCertificate, packet, sleep, udpEcho, waitFor } from './hostile-helpers.js';
 
 const SECRET = randomBytes(32).toString('base64url');
 let backendSock: UdpSocket;
@@ -24,10 +24,7 @@ const relays: Relay[] = [];
 
 beforeAll(async () => {
   // A backend that answers every datagram, so sessions see traffic both ways.
-  backendSock = createSocket('udp4');
-  backendSock.on('message', (m, r) => backendSock.send(m, r.port, r.address));
-  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
-  backend = `127.0.0.1:${backendSock.address().port}`;
+  ({ sock: backendSock, addr: backend } = await udpEcho());
 });
 
 afterAll(async () => {

@@ -7,7 +7,7 @@
 // frames Ricochet packets around an echo backend.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import type { Socket as UdpSocket } from 'node:dgram';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import { Relay } from '../src/relay.js';
 import type { Session } from '../src/session.js';
 import { mintToken } from '../src/token.js';
 import type { WtListener } from '../src/wt-listener.js';
-import { WT_CLIENT, makeCertificate, waitFor } from './hostile-helpers.js';
+import { WT_CLIENT, makeCertificate, udpEcho, waitFor } from './hostile-helpers.js';
 
 const SECRET = randomBytes(32).toString('base64url');
 let backendSock: UdpSocket;
@@ -28,10 +28,7 @@ const relays: Relay[] = [];
 const cert = makeCertificate(mkdtempSync(join(tmpdir(), 'relay-native-')));
 
 beforeAll(async () => {
-  backendSock = createSocket('udp4');
-  backendSock.on('message', (m, r) => backendSock.send(m, r.port, r.address));
-  await new Promise<void>((r) => backendSock.bind(0, '127.0.0.1', () => r()));
-  backend = `127.0.0.1:${backendSock.address().port}`;
+  ({ sock: backendSock, addr: backend } = await udpEcho());
 });
 
 afterAll(async () => {
