@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { GOALS, added, costTable, latencyGoalMet, latencyTable, saturation } from './latency-stats.mjs';
+import { jsonLine } from './json-line.mjs';
 import { cpuSeconds } from './proc-cpu.mjs';
 import { startRelay } from './ricochet-packets.mjs';
 
@@ -61,20 +62,6 @@ function boost(pid) {
   for (const tid of readdirSync(`/proc/${pid}/task`)) spawnSync('renice', ['-n', '-10', '-p', tid], { stdio: 'ignore' });
 }
 
-/** Resolves with the first stdout line of `proc` that parses as JSON and passes `pred`. */
-function jsonLine(proc, pred) {
-  return new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout }).on('line', (l) => {
-      try {
-        const m = JSON.parse(l);
-        if (pred(m)) resolve(m);
-      } catch {
-        // a log line
-      }
-    });
-    proc.once('exit', (c) => reject(new Error(`${proc.spawnfile} exited ${c}`)));
-  });
-}
 
 /**
  * Runs the probe: `rates` one step each; resolves with its summary, each step

@@ -19,9 +19,9 @@ import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
 import { ARCADE } from '../../demos/arcade/scripts/build.mjs';
+import { jsonLine } from '../json-line.mjs';
 import { cpuSeconds } from '../proc-cpu.mjs';
 import { helloDatagram } from '../ricochet-packets.mjs';
 
@@ -36,19 +36,6 @@ const WT_RATE = Number(process.env.ARCADE_BENCH_RELAY_WT_RATE ?? 6_000);
 const WT_SECONDS = Number(process.env.ARCADE_BENCH_RELAY_WT_SECONDS ?? 8);
 const WT_CLIENT_BIN = join(ROOT, 'relay', 'native', 'target', 'release', 'examples', 'wt_client');
 
-function firstJsonLine(proc, pred) {
-  return new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout }).on('line', (l) => {
-      try {
-        const m = JSON.parse(l);
-        if (pred(m)) resolve(m);
-      } catch {
-        // a log line
-      }
-    });
-    proc.once('exit', (c) => reject(new Error(`child exited ${c}`)));
-  });
-}
 
 /** A packet of `type` (1 HELLO, 4 DATA) with the session's connection ID: all the relay inspects. */
 function packet(connId, type = 4) {
@@ -115,7 +102,7 @@ async function startRelay(wtPort) {
     [join(ROOT, 'relay', 'dist', 'cli.js'), '--allow-backends', backend, '--http-port', '0', `--wt-port=${wtPort}`, '--max-datagrams-per-second', '10000000', '--max-bytes-per-second', '1000000000'],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', RICOCHET_RELAY_TOKEN_SECRET: SECRET } },
   );
-  return { proc, info: await firstJsonLine(proc, (m) => m.event === 'listening') };
+  return { proc, info: await jsonLine(proc, (m) => m.event === 'listening') };
 }
 const { proc: relay, info } = await startRelay(-1);
 const { mintToken } = await import(join(ROOT, 'relay', 'dist', 'index.js'));
@@ -175,7 +162,7 @@ const wsEcho = spawn(
   ],
   { cwd: ARCADE, stdio: ['ignore', 'pipe', 'inherit'] },
 );
-const echoInfo = await firstJsonLine(wsEcho, (m) => m.event === 'listening');
+const echoInfo = await jsonLine(wsEcho, (m) => m.event === 'listening');
 const echoSockets = [];
 for (let i = 0; i < CLIENTS; i++) echoSockets.push({ ws: await open(`ws://127.0.0.1:${echoInfo.port}/`), data: packet(1000 + i) });
 await drive(echoSockets, 2000, wsEcho.pid);
