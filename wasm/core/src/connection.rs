@@ -318,7 +318,7 @@ impl Connection {
         if self.outbox.buffered() + data.len() > self.config.send_buffer_bytes {
             return Err(SendError::BufferFull(data));
         }
-        let cut = self.cut_sizes();
+        let cut = self.cut_for(channel, data.len());
         let id = self.outbox.push(now, channel, data, cut, &mut self.events);
         self.refresh_after_send();
         Ok(id)
@@ -459,6 +459,8 @@ impl Connection {
         let mut r = Reader::new(body);
         let mut eliciting = false;
         let mut carries_repair = false;
+        // A fragment with more of its message to follow (`ack::on_packet`).
+        let mut leads = false;
         // The first frames, kept for the second pass (most packets have
         // one or two); a packet with more is decoded again.
         let mut kept: [Option<Frame>; KEPT_FRAMES] = [const { None }; KEPT_FRAMES];
@@ -478,7 +480,8 @@ impl Connection {
                     return Err(DropReason::Malformed);
                 }
             }
-            if let Frame::Fragment { count, .. } = f {
+            if let Frame::Fragment { index, count, .. } = f {
+                leads |= index + 1 < count;
                 // More fragments than a max-size message can have: bogus.
                 if count as usize
                     > self
@@ -548,7 +551,7 @@ impl Connection {
             eliciting,
             self.config.ack_eliciting_threshold,
             self.config.max_ack_delay_us,
-            quiet,
+            quiet && !leads,
         );
         if !carries_repair {
             self.fec.rx.store(now, pn, body);

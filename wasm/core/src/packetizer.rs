@@ -6,7 +6,7 @@
 use crate::auth::welcome_number;
 use crate::connection::{Connection, Side, State};
 use crate::fec::encoder::PROTECTED_RESERVE;
-use crate::fec::loss_meter;
+use crate::fec::{loss_meter, Halves};
 use crate::loss::Recovery;
 use crate::outbox::Outbox;
 use crate::pn_bound::PnRoom;
@@ -293,6 +293,7 @@ impl Connection {
         let may_fill = (room && !paced) || probing;
         // Nothing queued: the loops below would find nothing to write.
         let mut unsent = may_fill && self.has_unsent();
+        let mut halves = Halves::None;
         if unsent {
             let mut run: Option<Run> = None;
             while let Some(c) = self.recovery.next_retransmit() {
@@ -309,7 +310,7 @@ impl Connection {
                 resends = true;
                 chunks.push(c);
             }
-            self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
+            halves = self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
             eliciting |= !chunks.is_empty();
             unsent = self.has_unsent();
         }
@@ -357,6 +358,11 @@ impl Connection {
                 &w.written()[wire::DATA_HEADER_LEN..],
                 protect,
                 deadline,
+                if deadline.is_some() {
+                    halves
+                } else {
+                    Halves::None
+                },
             );
         }
         self.stats.payload_bytes_out += payload as u64;
@@ -446,16 +452,34 @@ impl Connection {
         run: &mut Option<Run>,
         chunks: &mut Vec<Chunk>,
         payload: &mut usize,
-    ) {
+    ) -> Halves {
         let window = self.config.reliable_window as u64;
+        // A message's fragments leave in packets of their own: one loss then
+        // costs one fragment, which its group's repair can rebuild.
+        let mut fragment_of: Option<(u8, u64)> = None;
+        let mut halves = Halves::None;
         self.outbox
             .fill(now, window, &mut self.events, |c, data, frag_count| {
+                if fragment_of == Some((c.channel, c.seq)) {
+                    return false;
+                }
                 if !write_chunk(w, run, c, data, frag_count) {
                     return false;
+                }
+                if frag_count > 1 {
+                    fragment_of = Some((c.channel, c.seq));
+                }
+                if frag_count == 2 {
+                    halves = if c.frag == 0 {
+                        Halves::First
+                    } else {
+                        Halves::Second
+                    };
                 }
                 *payload += data.len();
                 chunks.push(c);
                 true
             });
+        halves
     }
 }

@@ -46,17 +46,41 @@ const PRIOR_LOSSES: f64 = 10.0;
 /// steps between our packets, but not between two copies sent back to back),
 /// so a share computed from it to hit the target exactly falls short.
 pub fn second_copy_share(p: f64, c: f64, k: u32) -> f64 {
-    // The burstiness comes from the few losses the peer's meter remembers
-    // (~256 packets: 13 losses at 5 %), so one extra pair of neighbours
-    // reads as c = 0.15 on an independent link. Shrink it towards
-    // independence (c = p) as if PRIOR_LOSSES more losses had been seen.
-    let losses = p.clamp(0.0, 1.0) * METER_MEMORY;
-    let c = (c * losses + p * PRIOR_LOSSES) / (losses + PRIOR_LOSSES);
-    let once = residual_loss(p, c, k);
+    let once = residual_loss(p, settled_burst(p, c), k);
     if once.is_nan() {
         return 0.0;
     }
     ((once - LATE_ALLOWED / 2.0) / (LATE_ALLOWED / 2.0)).clamp(0.0, 1.0)
+}
+
+/// The burstiness comes from the few losses the peer's meter remembers
+/// (~256 packets: 13 losses at 5 %), so one extra pair of neighbours reads
+/// as c = 0.15 on an independent link. Shrink it towards independence
+/// (c = p) as if PRIOR_LOSSES more losses had been seen.
+fn settled_burst(p: f64, c: f64) -> f64 {
+    let losses = p.clamp(0.0, 1.0) * METER_MEMORY;
+    (c.clamp(0.0, 1.0) * losses + p * PRIOR_LOSSES) / (losses + PRIOR_LOSSES)
+}
+
+/// Share of messages sent in halves (two packets and their XOR, back to
+/// back) that cannot be rebuilt: two of the three lost. With mean loss `p`
+/// and burstiness `c`, a packet after a delivered one is lost with
+/// `q = p(1 − c)/(1 − p)`, so P(LL·) + P(LNL) + P(NLL) = pc + p(1−c)q + (1−p)qc.
+pub fn halves_late_share(p: f64, c: f64) -> f64 {
+    let p = p.clamp(0.0, 0.99);
+    let c = settled_burst(p, c);
+    let q = p * (1.0 - c) / (1.0 - p);
+    p * c + p * (1.0 - c) * q + (1.0 - p) * q * c
+}
+
+/// Whether a latency-targeted message should go in halves at this loss
+/// (the encoder passes reports averaged over several, see `encoder.rs`):
+/// only while at most [`LATE_ALLOWED`] of such messages would be late
+/// (independent loss up to ~5 %; never in bursts, where the loss that hits
+/// one half mostly hits the next packet too — whole messages and their
+/// copies fare better there).
+pub fn halves_pay(p: f64, c: f64) -> bool {
+    halves_late_share(p, c) <= LATE_ALLOWED
 }
 
 /// Packets per repair for this loss, or None when no repair is needed
@@ -97,6 +121,19 @@ mod tests {
         assert_eq!(second_copy_share(0.10, 0.25, 1), 1.0);
         // The same bursts reported weaker (other flows share the link): still two.
         assert_eq!(second_copy_share(0.10, 0.12, 1), 1.0);
+    }
+
+    #[test]
+    fn messages_go_in_halves_on_independent_loss_but_not_in_bursts() {
+        assert!(halves_pay(0.01, 0.01));
+        assert!(halves_pay(0.05, 0.05));
+        assert!((halves_late_share(0.05, 0.05) - 0.00725).abs() < 1e-4);
+        assert!(
+            !halves_pay(0.10, 0.25),
+            "s1_bursty: {}",
+            halves_late_share(0.10, 0.25)
+        );
+        assert!(!halves_pay(0.15, 0.15));
     }
 
     #[test]

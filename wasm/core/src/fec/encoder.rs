@@ -27,14 +27,34 @@ pub const REPAIR_PACKET_OVERHEAD: usize = 7 + 1 + 2 + 1 + 3;
 /// one every second; silence means its loss cleared and that news was lost).
 pub const REPORT_LIFETIME_US: u64 = 3_000_000;
 
+/// Weight of the newest report in the averages that choose halves.
+const REPORT_AVERAGING: f64 = 1.0 / 4.0;
+
 /// Room the packetizer leaves free in protected packets so their repair
 /// (image header plus the above) still fits one datagram.
 pub const PROTECTED_RESERVE: usize = REPAIR_PACKET_OVERHEAD + IMAGE_HEADER;
+
+/// A packet's share of a message sent in halves (`datagram_size::cut_for`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Halves {
+    /// Carries no half of a split message.
+    None,
+    /// Carries a first half: the group stays open for the second.
+    First,
+    /// Carries a second half: the group's repair (the XOR of the halves) is
+    /// due at once.
+    Second,
+}
 
 #[derive(Debug)]
 struct Group {
     first_pn: u64,
     count: u8,
+    /// A member carries a first half whose second has not joined yet.
+    awaits_half: bool,
+    /// Its members include a message's halves: sent so only while one
+    /// repair suffices (`controller::halves_pay`), so never twice.
+    halves: bool,
     /// Earliest time a member's latency target wants the repair sent.
     deadline: Option<u64>,
     /// When the first member left.
@@ -84,6 +104,14 @@ pub struct RepairEncoder {
     /// parity in `again_parity`), due right after the first copy.
     again: Option<(u64, u8)>,
     again_parity: Vec<u8>,
+    /// The reports averaged (weight [`REPORT_AVERAGING`] to the newest):
+    /// one report (about one a second) comes from ~13 losses at 5 %, too
+    /// few to choose halves by (`halves_pay`) without flipping between
+    /// the two cuts.
+    avg_loss: f64,
+    avg_burst: f64,
+    /// The averages hold a report (none yet, or the last one expired).
+    averaging: bool,
     /// Running share of deadline groups owed a second copy (see
     /// `controller::second_copy_share`): a copy goes whenever it reaches 1.
     second_share: f64,
@@ -106,6 +134,9 @@ impl RepairEncoder {
             again: None,
             again_parity: Vec::new(),
             second_share: 0.0,
+            avg_loss: 0.0,
+            avg_burst: 0.0,
+            averaging: false,
         }
     }
 
@@ -127,6 +158,13 @@ impl RepairEncoder {
 
     /// The peer measured this loss rate and burstiness on our packets.
     pub fn on_report(&mut self, now: u64, loss: f64, burst: f64) {
+        if !self.averaging {
+            (self.avg_loss, self.avg_burst) = (loss, burst);
+            self.averaging = loss > 0.0;
+        } else {
+            self.avg_loss += (loss - self.avg_loss) * REPORT_AVERAGING;
+            self.avg_burst += (burst - self.avg_burst) * REPORT_AVERAGING;
+        }
         self.loss = loss;
         self.burst = burst;
         self.reported_at = now;
@@ -138,6 +176,7 @@ impl RepairEncoder {
     /// Forget a report past its lifetime (call before sending).
     pub fn expire_report(&mut self, now: u64) {
         if self.loss > 0.0 && now > self.reported_at + REPORT_LIFETIME_US {
+            self.averaging = false; // the averages start again from the next report
             self.on_report(now, 0.0, 0.0);
         }
     }
@@ -145,6 +184,12 @@ impl RepairEncoder {
     /// Loss and burstiness last reported by the peer.
     pub fn reported(&self) -> (f64, f64) {
         (self.loss, self.burst)
+    }
+
+    /// Whether a latency-targeted message should go in halves now (see
+    /// `controller::halves_pay`): repair is on and the loss allows it.
+    pub fn halves_pay(&self) -> bool {
+        self.active() && controller::halves_pay(self.avg_loss, self.avg_burst)
     }
 
     /// Packets per repair now, or None when repair is off.
@@ -170,6 +215,7 @@ impl RepairEncoder {
         body: &[u8],
         carries_messages: bool,
         deadline: Option<u64>,
+        halves: Halves,
     ) {
         let Some(k) = self.group_size() else {
             return;
@@ -195,6 +241,8 @@ impl RepairEncoder {
             self.group = Some(Group {
                 first_pn: pn,
                 count: 0,
+                awaits_half: false,
+                halves: false,
                 deadline: None,
                 opened_at: now,
                 by_deadline: false,
@@ -211,6 +259,18 @@ impl RepairEncoder {
         if let Some(d) = deadline {
             g.deadline = Some(g.deadline.map_or(d, |e| e.min(d)));
         }
+        match halves {
+            Halves::None => {}
+            Halves::First => {
+                g.awaits_half = true;
+                g.halves = true;
+            }
+            Halves::Second => {
+                g.awaits_half = false;
+                g.halves = true;
+                g.deadline = Some(now);
+            }
+        }
         self.evaluate(now, k);
     }
 
@@ -225,7 +285,8 @@ impl RepairEncoder {
         let Some(g) = self.group.as_mut() else { return };
         let affordable = self.credit >= Self::cost(g);
         let late = g.deadline.is_some_and(|d| d <= now);
-        if affordable && (g.count >= k || late) {
+        let full = g.count >= k && !g.awaits_half;
+        if affordable && (full || late) {
             g.by_deadline = g.deadline.is_some();
             self.due = true;
         } else if g.count >= self.config.max_group.min(32) {
@@ -305,7 +366,7 @@ impl RepairEncoder {
             self.sent.pop_front();
         }
         self.sent.push_back((g.first_pn, g.count, repair_pn));
-        if g.by_deadline && self.second_copy_owed(g.count) && self.credit >= cost {
+        if g.by_deadline && !g.halves && self.second_copy_owed(g.count) && self.credit >= cost {
             let mut copy = core::mem::take(&mut self.again_parity);
             copy.clear();
             copy.extend_from_slice(&g.parity);
@@ -377,7 +438,14 @@ mod tests {
     fn no_report_no_repair() {
         let mut e = RepairEncoder::new(FecConfig::balanced(), 1200);
         for pn in 0..100 {
-            e.on_packet_sent(pn * 1000, pn, &[7; 400], true, Some(pn * 1000));
+            e.on_packet_sent(
+                pn * 1000,
+                pn,
+                &[7; 400],
+                true,
+                Some(pn * 1000),
+                Halves::None,
+            );
         }
         assert!(!e.is_due());
         assert_eq!(e.take_repair(0), None);
@@ -390,7 +458,7 @@ mod tests {
         assert_eq!(e.group_size(), Some(2));
         let mut counts = Vec::new();
         for pn in 0..40 {
-            e.on_packet_sent(pn, pn, &[1; 400], true, None);
+            e.on_packet_sent(pn, pn, &[1; 400], true, None, Halves::None);
             if let Some(r) = e.take_repair(0) {
                 counts.push(r.count);
                 e.recycle(r.parity);
@@ -403,7 +471,7 @@ mod tests {
     fn latency_deadline_sends_a_small_group_early_when_affordable() {
         let mut e = lossy(FecConfig::low_latency(), 0.01);
         assert!(e.group_size().unwrap() > 1);
-        e.on_packet_sent(0, 0, &[1; 400], true, Some(5_000));
+        e.on_packet_sent(0, 0, &[1; 400], true, Some(5_000), Halves::None);
         assert!(
             !e.is_due(),
             "one member of a larger group, before its deadline"
@@ -431,7 +499,7 @@ mod tests {
         e.set_useful_for(Some(25_000));
         let mut repaired = Vec::new();
         for pn in 0..40 {
-            e.on_packet_sent(pn * 16_667, pn, &[1; 400], true, None);
+            e.on_packet_sent(pn * 16_667, pn, &[1; 400], true, None, Halves::None);
             if let Some(r) = e.take_repair(0) {
                 repaired.push(r.count);
                 e.recycle(r.parity);
@@ -456,6 +524,7 @@ mod tests {
                 &[t as u8; 400],
                 true,
                 deadline.then_some(now + 3_000),
+                Halves::None,
             );
             pn += 1;
             e.on_timeout(now + 3_000);

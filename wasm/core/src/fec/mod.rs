@@ -12,9 +12,12 @@
 //! * `rebuild_wait` — sender: a lost packet the peer may still rebuild waits
 //!   before its unreliable messages are reported `Lost`.
 //!
+//! A latency-targeted message on a path losing packets independently goes
+//! in halves (`datagram_size::cut_for`): one XOR of the two, sent at once,
+//! rebuilds either in the same tick for half a message of repair.
+//!
 //! Not done here: Reed-Solomon / multi-loss codes (one XOR repair restores
-//! one loss per group) and splitting one message across datagrams so a
-//! repair can leave in the same tick at less than 100 % cost.
+//! one loss per group).
 
 // Public: the parity image (WIRE.md's REPAIR frame body; the wire vectors and
 // the decode fuzzer build and check it) and the configuration hosts set.
@@ -27,7 +30,7 @@ mod rebuild_wait;
 mod recovery;
 
 pub use config::FecConfig;
-pub(crate) use encoder::{RepairEncoder, RepairFate};
+pub(crate) use encoder::{Halves, RepairEncoder, RepairFate};
 pub(crate) use loss_meter::LossMeter;
 pub use parity::IMAGE_HEADER;
 pub(crate) use recovery::RecoveryBuffer;
