@@ -59,20 +59,20 @@ const pc = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)} %` : '—');
  */
 export function latencyTable(r) {
   const out = [];
-  out.push('| path | saturation (ramp) | load: half of it | one-way up p50 / p99 / max (ms) | one-way down p50 / p99 / max (ms) | UDP floor at that load, up / down p99 (ms) | **added up** p50 / p99 / max (ms) | **added down** p50 / p99 / max (ms) | goal: added p99 ≤ 1 ms both ways | server busy at load |');
-  out.push('|---|---|---|---|---|---|---|---|---|---|');
+  out.push('| path | saturation (ramp) | load: half of it | one-way up p50 / p99 / max (ms) | one-way down p50 / p99 / max (ms) | UDP floor at that load, up / down p99 (ms) | **added up** p50 / p99 / max (ms) | **added down** p50 / p99 / max (ms) | goal: added p99 ≤ 1 ms both ways | server busy at load | client + backend core busy |');
+  out.push('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const p of r.paths) {
     const sat = `${f(p.sat.rate)}/s${p.sat.failedAt ? ` (not ${f(p.sat.failedAt)})` : ' (the ramp\'s top)'}`;
     const lost = p.load.sent - p.load.received;
     const load = `${f(p.load.rate)}/s each way${lost ? `, ${f(lost)} lost` : ''}`;
     if (!p.floor) {
-      out.push(`| ${p.name} | ${sat} | ${load} | ${trio(p.load.upUs)} | ${trio(p.load.downUs)} | (this row) | 0 (the floor) | 0 (the floor) | — | ${pc(p.serverBusy)} |`);
+      out.push(`| ${p.name} | ${sat} | ${load} | ${trio(p.load.upUs)} | ${trio(p.load.downUs)} | (this row) | 0 (the floor) | 0 (the floor) | — | ${pc(p.serverBusy)} | ${pc(p.load.clientBusy)} |`);
       continue;
     }
     const add = added(p.load, p.floor);
     const goal = p.goal ? `${latencyGoalMet(add) ? '**met**' : '**not met**'}` : 'reference';
     out.push(
-      `| ${p.name} | ${sat} | ${load} | ${trio(p.load.upUs)} | ${trio(p.load.downUs)} | ${ms(p.floor.upUs.p99)} / ${ms(p.floor.downUs.p99)} | ${trio(add.up)} | ${trio(add.down)} | ${goal} | ${pc(p.serverBusy)} |`,
+      `| ${p.name} | ${sat} | ${load} | ${trio(p.load.upUs)} | ${trio(p.load.downUs)} | ${ms(p.floor.upUs.p99)} / ${ms(p.floor.downUs.p99)} | ${trio(add.up)} | ${trio(add.down)} | ${goal} | ${pc(p.serverBusy)} | ${pc(p.load.clientBusy)} |`,
     );
   }
   return out;
