@@ -1,7 +1,7 @@
 // node --test bench/s1-stats.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { GOALS, percentile, summarize } from './s1-stats.mjs';
+import { GOALS, beatsKcp, cellTable, percentile, summarize } from './s1-stats.mjs';
 
 test('percentile is nearest-rank: p99 of 1..1000 is 990, p99.9 is 999', () => {
   const v = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -30,4 +30,22 @@ test("goals: bursty compares with half of KCP's p99; 5 % needs both latency and 
   assert.equal(GOALS.s1_5pct(row(24, 1.31)).met, false);
   assert.equal(GOALS.s1_5pct(row(26, 1.2)).met, false);
   assert.equal(GOALS.s1_1pct(row(99)).met, true);
+});
+
+test('beating kcp-go: no slower at p50, p99 and p99.9 (0.1 ms is a tie) at no more than 1.5× its bytes', () => {
+  const row = (p50, p99, p999, wirePerPayload) => ({ stats: { p50, p99, p999 }, wirePerPayload });
+  const kcp = row(11.2, 50, 90, 1.4);
+  assert.equal(beatsKcp(row(11.3, 43, 50, 1.8), { kcp }).met, true, 'a tie at the floor, faster in the tail');
+  assert.equal(beatsKcp(row(11.4, 43, 50, 1.8), { kcp }).met, false, 'slower at p50');
+  assert.equal(beatsKcp(row(11.2, 43, 91, 1.8), { kcp }).met, false, 'slower at p99.9');
+  assert.equal(beatsKcp(row(11.2, 43, 50, 2.2), { kcp }).met, false, 'over 1.5× the bytes');
+  assert.equal(beatsKcp(row(11.2, 43, 50, 1.8), {}), null, 'no kcp-go row');
+});
+
+test('the cell table checks kcp-go only on the default Ricochet row', () => {
+  const row = (label, ricochet, p) => ({ label, ricochet, sent: 1, stats: { n: 1, mean: p, sd: 0, meanPlusSd: p, p50: p, p99: p, p999: p, max: p }, wirePerPayload: 1.3 });
+  const md = cellTable({ name: 'rtt150_5pct' }, { ricochet: row('default', true, 10), ricochet_ll: row('ll', true, 20), kcp: row('kcp', false, 15) });
+  const lines = md.split('\n');
+  assert.match(lines[2], /kcp-go's, ≤ 1.5× its bytes: \*\*met\*\*/);
+  assert.doesNotMatch(lines[3], /kcp-go/);
 });
