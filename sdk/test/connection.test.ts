@@ -84,7 +84,9 @@ describe('Connection over loopback', () => {
     expect(received.map((m) => check(m.data))).toEqual([...Array(600).keys()]);
     const s = conn.stats();
     expect(s.fecRepairPacketsOut).toBeGreaterThan(50);
-    expect(s.fecRepairBytesOut).toBeGreaterThan(s.fecRepairPacketsOut * 400);
+    // A repair is at least the XOR of a message's halves (at 5 % independent
+    // loss a latency-targeted message goes in halves), or a whole copy.
+    expect(s.fecRepairBytesOut).toBeGreaterThan(s.fecRepairPacketsOut * 200);
     expect(s.fecPeerLoss).toBeGreaterThan(0.02);
     const srv = server.stats(conn.id)!;
     expect(srv.fecRecovered).toBeGreaterThan(10);
