@@ -124,6 +124,8 @@ test('with --agones the arcade marks itself Ready and keeps sending Health', { s
   assert.equal((await sdk.gameServer()).status.state, '');
   const arcade = start(ARCADE, arcadeArgs({ agones: true }), { AGONES_SDK_HTTP_PORT: String(sdk.httpPort) });
   await until('state Ready', async () => (await sdk.gameServer()).status.state === 'Ready');
+  // The sidecar can answer Ready before the arcade's stdout reaches us.
+  await until('the Ready event on stdout', async () => arcade.output.includes('"event":"agones","state":"Ready"'));
   assert.match(arcade.output, /"event":"listening".*\n.*"event":"agones","state":"Ready"/s, 'Ready only after the shards listen');
   // Pings every 2 s; Agones wants one per periodSeconds.
   await until('three health pings', async () => healthPings(sdk) >= 3, GAMESERVER.spec.health.periodSeconds * 1000 * 2);
