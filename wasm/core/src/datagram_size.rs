@@ -14,15 +14,17 @@
 //! − reserve), so a message has only two possible cuts: whole, or its one
 //! set of fragments. (A latency-targeted message may be queued in halves
 //! instead, `cut_for`: fragments like any others, kept once one is sent;
-//! never sent, it is cut again to the two cuts above.) Each packet's record of a message (`Chunk::whole`)
-//! names the cut it carried. Records of a cut the message no longer has are
-//! stale: never sent again (the old whole copy is not fragment 0 of the new
-//! cut, which goes out as a first transmission), and their ACK completes
-//! the message only if it was whole (the peer has all of it).
+//! never sent, it is cut again to the two cuts above.) Each packet's
+//! record of a message (`Chunk::whole`) names the cut it carried. Records
+//! of a cut the message no longer has are stale: never sent again (the old
+//! whole copy is not fragment 0 of the new cut, which goes out as a first
+//! transmission), and their ACK completes the message only if it was whole
+//! (the peer has all of it).
 
 use crate::config::{ConfigError, MAX_DATAGRAM_SIZE};
 use crate::connection::{Connection, FRAGMENT_RESERVE};
 use crate::prelude::*;
+use crate::send_channel::Cut;
 
 impl Connection {
     /// Set the largest datagram this side sends, bytes, from now on (the
@@ -88,17 +90,21 @@ impl Connection {
     /// message sent whole needs a whole copy to be rebuilt in time: at 5 %
     /// loss 1.5 packets of payload a message instead of 2 (issue 16).
     /// Halves stay a message's one cut: never cut again once one is sent.
-    pub(crate) fn cut_for(&self, channel: u8, len: usize) -> (u32, u32) {
-        let (whole_max, frag_size) = self.cut_sizes();
+    pub(crate) fn cut_for(&self, channel: u8, len: usize) -> Cut {
+        let (whole_max, _) = self.cut_sizes();
         if len >= SPLIT_MIN_BYTES
             && len <= whole_max as usize
             && self.config.channels[channel as usize].latency_target_us > 0
             && self.fec.tx.halves_pay()
         {
             let half = len.div_ceil(2) as u32;
-            return (half, half);
+            return Cut {
+                whole_max: half,
+                frag_size: half,
+                halves: true,
+            };
         }
-        (whole_max, frag_size)
+        Cut::sizes(self.cut_sizes())
     }
 }
 

@@ -8,7 +8,7 @@ use crate::ring::Ring;
 use crate::config::ChannelConfig;
 use crate::event::{Event, MessageId};
 use crate::prelude::*;
-use crate::send_channel::{Released, SendChannel};
+use crate::send_channel::{Cut, Released, SendChannel};
 use crate::sent::Chunk;
 
 pub(crate) struct Outbox {
@@ -66,14 +66,14 @@ impl Outbox {
         now: u64,
         ch: u8,
         data: Vec<u8>,
-        (whole_max, frag_size): (u32, u32),
+        cut: Cut,
         events: &mut Ring<Event>,
     ) -> MessageId {
         let id = self.next_id;
         self.next_id += 1;
         self.buffered += data.len();
         let mut stale = core::mem::take(&mut self.released_scratch);
-        self.channels[ch as usize].push(now, id, data, whole_max, frag_size, &mut stale);
+        self.channels[ch as usize].push(now, id, data, cut, &mut stale);
         self.release_lost(&mut stale, events);
         self.released_scratch = stale;
         id
@@ -88,7 +88,7 @@ impl Outbox {
         now: u64,
         window: u64,
         events: &mut Ring<Event>,
-        mut write: impl FnMut(Chunk, &[u8], u32) -> bool,
+        mut write: impl FnMut(Chunk, &[u8], u32, bool) -> bool,
     ) {
         let mut expired = core::mem::take(&mut self.released_scratch);
         for &ch in &self.order {
@@ -102,7 +102,7 @@ impl Outbox {
                     seq,
                     frag,
                 };
-                if !write(c, m.fragment(frag), m.frag_count) {
+                if !write(c, m.fragment(frag), m.frag_count, m.halves) {
                     break;
                 }
                 if let Some(m) = send.get_mut(seq) {

@@ -458,8 +458,11 @@ impl Connection {
         // costs one fragment, which its group's repair can rebuild.
         let mut fragment_of: Option<(u8, u64)> = None;
         let mut halves = Halves::None;
-        self.outbox
-            .fill(now, window, &mut self.events, |c, data, frag_count| {
+        self.outbox.fill(
+            now,
+            window,
+            &mut self.events,
+            |c, data, frag_count, in_halves| {
                 if fragment_of == Some((c.channel, c.seq)) {
                     return false;
                 }
@@ -469,7 +472,9 @@ impl Connection {
                 if frag_count > 1 {
                     fragment_of = Some((c.channel, c.seq));
                 }
-                if frag_count == 2 {
+                // A message cut in halves for repair, not one fragmented
+                // for size (their groups and copies stay as they were).
+                if in_halves {
                     halves = if c.frag == 0 {
                         Halves::First
                     } else {
@@ -479,7 +484,8 @@ impl Connection {
                 *payload += data.len();
                 chunks.push(c);
                 true
-            });
+            },
+        );
         halves
     }
 }

@@ -50,6 +50,27 @@ impl FragSet {
     }
 }
 
+/// How a new message is cut (`datagram_size::cut_for`): whole up to
+/// `whole_max` bytes, else in `frag_size` fragments; `halves` when that is
+/// a cut in two for repair rather than for size.
+#[derive(Clone, Copy, Debug)]
+pub struct Cut {
+    pub whole_max: u32,
+    pub frag_size: u32,
+    pub halves: bool,
+}
+
+impl Cut {
+    /// The cut for size alone.
+    pub fn sizes((whole_max, frag_size): (u32, u32)) -> Cut {
+        Cut {
+            whole_max,
+            frag_size,
+            halves: false,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct OutMessage {
     pub id: MessageId,
@@ -58,6 +79,8 @@ pub struct OutMessage {
     /// `frag_count == 1`.
     pub frag_size: u32,
     pub frag_count: u32,
+    /// Cut in two halves for repair (`datagram_size::cut_for`), not for size.
+    pub halves: bool,
     /// Next fragment to send for the first time.
     pub next_frag: u32,
     acked: FragSet,
@@ -122,8 +145,7 @@ impl SendChannel {
         self.config.kind
     }
 
-    /// Queue a message; returns its sequence number. It goes whole if it
-    /// has at most `whole_max` bytes, else in `frag_size` fragments. On an
+    /// Queue a message, cut as `cut` says; returns its sequence number. On an
     /// unreliable-sequenced channel, queued messages never sent are now stale
     /// and are returned in `stale` to be reported lost.
     pub fn push(
@@ -131,8 +153,7 @@ impl SendChannel {
         now: u64,
         id: MessageId,
         data: Vec<u8>,
-        whole_max: u32,
-        frag_size: u32,
+        cut: Cut,
         stale: &mut Vec<Released>,
     ) -> u64 {
         if self.config.kind == ChannelKind::UnreliableSequenced {
@@ -147,14 +168,15 @@ impl SendChannel {
                 self.cursor += 1;
             }
         }
-        let frag_count = cut(data.len(), whole_max, frag_size);
+        let frag_count = cut_count(data.len(), cut.whole_max, cut.frag_size);
         let seq = self.next_seq;
         self.next_seq += 1;
         self.messages.push_back(Some(OutMessage {
             id,
             data,
-            frag_size,
+            frag_size: cut.frag_size,
             frag_count,
+            halves: cut.halves && frag_count == 2,
             next_frag: 0,
             acked: FragSet::new(frag_count),
             acked_count: 0,
@@ -291,7 +313,8 @@ impl SendChannel {
             }
             let seq = self.base_seq + i as u64;
             m.frag_size = frag_size;
-            m.frag_count = cut(m.data.len(), whole_max, frag_size);
+            m.frag_count = cut_count(m.data.len(), whole_max, frag_size);
+            m.halves = false;
             m.next_frag = 0;
             m.acked = FragSet::new(m.frag_count);
             m.acked_count = 0;
@@ -318,7 +341,7 @@ impl SendChannel {
 }
 
 /// Fragments for a message of `len` bytes: 1 (whole) up to `whole_max`.
-fn cut(len: usize, whole_max: u32, frag_size: u32) -> u32 {
+fn cut_count(len: usize, whole_max: u32, frag_size: u32) -> u32 {
     if len <= whole_max as usize {
         1
     } else {
@@ -343,8 +366,8 @@ mod tests {
     fn sequenced_channel_drops_unsent_stale_messages() {
         let mut ch = SendChannel::new(ChannelConfig::unreliable_sequenced());
         let mut stale = Vec::new();
-        ch.push(0, 1, vec![1], 100, 100, &mut stale);
-        ch.push(0, 2, vec![2], 100, 100, &mut stale);
+        ch.push(0, 1, vec![1], Cut::sizes((100, 100)), &mut stale);
+        ch.push(0, 2, vec![2], Cut::sizes((100, 100)), &mut stale);
         assert_eq!(stale.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1]);
         let mut expired = Vec::new();
         assert_eq!(ch.next_unsent(0, 10, &mut expired), Some(1));
@@ -353,7 +376,7 @@ mod tests {
     #[test]
     fn message_completes_when_every_fragment_acked() {
         let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
-        ch.push(0, 7, vec![0; 250], 100, 100, &mut Vec::new());
+        ch.push(0, 7, vec![0; 250], Cut::sizes((100, 100)), &mut Vec::new());
         assert_eq!(ch.get(0).unwrap().frag_count, 3);
         assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
         assert!(ch.on_fragment_acked(&chunk(0, 0, false)).is_none());
@@ -369,7 +392,7 @@ mod tests {
     fn reliable_window_limits_first_transmissions() {
         let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
         for i in 0..5 {
-            ch.push(0, i, vec![0; 10], 100, 100, &mut Vec::new());
+            ch.push(0, i, vec![0; 10], Cut::sizes((100, 100)), &mut Vec::new());
         }
         let mut e = Vec::new();
         for seq in 0..2 {
@@ -384,7 +407,7 @@ mod tests {
     /// A reliable whole message sent, then cut into fragments (`recut`).
     fn sent_whole_then_cut() -> SendChannel {
         let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
-        ch.push(0, 7, vec![0; 150], 200, 100, &mut Vec::new());
+        ch.push(0, 7, vec![0; 150], Cut::sizes((200, 100)), &mut Vec::new());
         assert_eq!(ch.next_unsent(0, 10, &mut Vec::new()), Some(0));
         ch.get_mut(0).unwrap().next_frag = 1;
         let mut recut = Vec::new();

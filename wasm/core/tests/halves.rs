@@ -111,6 +111,26 @@ fn a_lost_half_is_rebuilt_from_the_other_and_the_repair_in_the_same_tick() {
 }
 
 #[test]
+fn a_message_fragmented_for_size_keeps_a_repair_per_fragment() {
+    // 1,800 bytes do not fit one datagram: two fragments for size, not
+    // halves. At 5 % the latency target wants each packet repaired alone
+    // (a copy), as before halves existed; one XOR over both would leave
+    // either fragment unrecoverable whenever the other is lost too.
+    let mut p = warmed_up(LossModel::iid(0.05), 6);
+    p.run_until(p.now + TICK);
+    p.client.send(p.now, 0, payload(10_000, 1_800)).unwrap();
+    let mut buf = vec![0u8; 1500];
+    let mut what = Vec::new();
+    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
+        what.push(carried(&buf[..len]));
+    }
+    let fragments: Vec<_> = what.iter().flat_map(|c| c.fragments.clone()).collect();
+    assert_eq!(fragments, [(0, 2), (1, 2)], "{what:?}");
+    let repairs: Vec<u8> = what.iter().filter_map(|c| c.repair).collect();
+    assert_eq!(repairs, [1, 1], "a copy of each fragment: {what:?}");
+}
+
+#[test]
 fn under_bursty_loss_and_on_a_clean_link_messages_go_whole() {
     for loss in [LossModel::bursty(0.10, 0.25), LossModel::None] {
         let mut p = warmed_up(loss, 5);
