@@ -50,7 +50,8 @@ export function latencyGoalMet(add) {
 const f = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en') : '—');
 const ms = (us) => (Number.isFinite(us) ? (us / 1000).toFixed(us < 10_000 ? 3 : 1) : '—');
 const trio = (d) => `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)}`;
-const pc = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)} %` : '—');
+/** A share as a whole percentage; '—' when unknown. */
+export const pc = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)} %` : '—');
 
 /**
  * The S6 latency table as markdown lines. `r.paths`: [{ name, key, server,

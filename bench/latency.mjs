@@ -29,7 +29,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { GOALS, added, costTable, latencyGoalMet, latencyTable, saturation } from './latency-stats.mjs';
+import { GOALS, added, costTable, latencyGoalMet, latencyTable, pc, saturation } from './latency-stats.mjs';
 import { jsonLine } from './json-line.mjs';
 import { cpuSeconds } from './proc-cpu.mjs';
 import { startRelay } from './ricochet-packets.mjs';
@@ -209,17 +209,16 @@ export async function runLatency({ log = (m) => console.error(`[s6-latency] ${m}
 
 /** Prints the table and how it was measured. */
 export function printLatency(r) {
-  const pct = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)} %` : '–');
   const la = (l) => l.map((x) => x.toFixed(2)).join(', ');
   console.log(`\n## S6: the relay's added one-way latency at half load, beside a plain \`ws\` echo and the UDP floor (${r.cpuModel}, ${r.cores} cores, Node ${r.node}, ${r.date.slice(0, 16)}Z, load average ${la(r.loadBefore)} before, ${la(r.loadAfter)} after)\n`);
   for (const l of latencyTable(r)) console.log(l);
   const wt = r.paths.find((p) => p.key === 'wtNative');
   console.log(`\nForwarding cost in the same run (a server below saturation pays more per datagram in wake-ups: \`--sizing\`'s bulk row is the saturated figure):\n`);
   for (const l of costTable(r)) console.log(l);
-  if (wt?.added) console.log(`\nGoal, relay's added one-way latency p99 ≤ ${GOALS.addedP99Us / 1000} ms at half load over WebTransport (native data path): ${latencyGoalMet(wt.added) ? 'met' : 'not met'} (up ${wt.added.up.p99} µs, down ${wt.added.down.p99} µs; client + backend core ${pct(wt.load.clientBusy)} busy).`);
+  if (wt?.added) console.log(`\nGoal, relay's added one-way latency p99 ≤ ${GOALS.addedP99Us / 1000} ms at half load over WebTransport (native data path): ${latencyGoalMet(wt.added) ? 'met' : 'not met'} (up ${wt.added.up.p99} µs, down ${wt.added.down.p99} µs; client + backend core ${pc(wt.load.clientBusy)} busy).`);
   if (wt?.quarter) {
     const q = wt.quarter;
-    console.log(`At a quarter of its saturation (${q.load.rate.toLocaleString('en')}/s each way, relay ${pct(q.load.serverBusy)}, client + backend core ${pct(q.load.clientBusy)} busy): added up p50 / p99 / max ${q.added.up.p50} / ${q.added.up.p99} / ${q.added.up.max} µs, down ${q.added.down.p50} / ${q.added.down.p99} / ${q.added.down.max} µs (${latencyGoalMet(q.added) ? 'within' : 'over'} 1 ms at p99).`);
+    console.log(`At a quarter of its saturation (${q.load.rate.toLocaleString('en')}/s each way, relay ${pc(q.load.serverBusy)}, client + backend core ${pc(q.load.clientBusy)} busy): added up p50 / p99 / max ${q.added.up.p50} / ${q.added.up.p99} / ${q.added.up.max} µs, down ${q.added.down.p50} / ${q.added.down.p99} / ${q.added.down.max} µs (${latencyGoalMet(q.added) ? 'within' : 'over'} 1 ms at p99).`);
   }
   console.log(
     `\nHow: one Rust client (relay/native/examples/latency_probe.rs), ${r.sessions} sessions, 100-byte Ricochet DATA packets paced evenly from one thread, each echoed by a stamping UDP backend (the game server) or by the \`ws\` echo itself; one-way times from CLOCK_MONOTONIC stamps (client send, backend receive, backend send, client receive), shared by all processes on the host.` +
