@@ -170,6 +170,7 @@ mod rtt;
 mod send_channel;
 mod send_rate;
 mod sent;
+mod seq_slots;
 mod server;
 mod slab_map;
 mod stats;

@@ -13,13 +13,16 @@
 //! sender retransmits it once there is room (WIRE.md, receiver obligations 3).
 
 use crate::connection::Connection;
-use crate::recv_channel::{Accept, Limits, RecvChannel, FRAGMENT_OVERHEAD};
+use crate::recv_channel::{Accept, Limits, RecvChannel, FRAGMENT_OVERHEAD, TABLE_SLOT_MAX};
 use crate::wire::MIN_FRAGMENT_BYTES;
 
 /// Most a reassembly of one `max_message`-byte message can be charged:
-/// its bytes plus bookkeeping for the most fragments such a message may have.
+/// its bytes, bookkeeping for the most fragments such a message may have,
+/// and its slot in the channel's reassembly table.
 pub fn head_reserve(max_message: usize) -> usize {
-    max_message + FRAGMENT_OVERHEAD * (max_message.div_ceil(MIN_FRAGMENT_BYTES) + 1)
+    max_message
+        + FRAGMENT_OVERHEAD * (max_message.div_ceil(MIN_FRAGMENT_BYTES) + 1)
+        + TABLE_SLOT_MAX
 }
 
 /// Changed only here: by `take_data`, and by a server through `set_ceilings`.
@@ -142,6 +145,6 @@ mod tests {
     #[test]
     fn reserve_covers_the_smallest_fragments() {
         // 1 MiB in 64-byte fragments: 16,384 of them (+1 for rounding).
-        assert_eq!(head_reserve(1 << 20), (1 << 20) + 16 * 16_385);
+        assert_eq!(head_reserve(1 << 20), (1 << 20) + 16 * 16_385 + 64);
     }
 }

@@ -1,5 +1,5 @@
-//! An ordered map for every keyed collection in the crate (server tables,
-//! receive windows, fragments). Each `BTreeMap<K, V>` instantiation costs
+//! An ordered map for the server's tables (keyed by connection ID; the
+//! receive windows use `seq_slots`). Each `BTreeMap<K, V>` instantiation costs
 //! ~9 KB of wasm; this keeps one, `BTreeMap<u64, u32>` (key → slot), and
 //! holds the values densely in a Vec, so only a little slot code is per
 //! value type. Operations stay O(log n); iteration is in key order.
@@ -45,10 +45,6 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
         }
     }
 
-    pub fn contains_key(&self, k: K) -> bool {
-        self.index.contains_key(&k.into())
-    }
-
     pub fn get(&self, k: K) -> Option<&V> {
         let i = self.slot(k)?;
         self.slots.get(i).map(|(_, v)| v)
@@ -67,18 +63,6 @@ impl<K: Copy + Into<u64>, V> SlabMap<K, V> {
         self.index.insert(k.into(), self.slots.len() as u32);
         self.slots.push((k, v));
         None
-    }
-
-    /// The value for `k`, inserted by `make` if absent.
-    pub fn get_or_insert_with(&mut self, k: K, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.slot(k) {
-            Some(i) => i,
-            None => {
-                self.insert(k, make());
-                self.slots.len() - 1
-            }
-        };
-        &mut self.slots[i].1
     }
 
     pub fn remove(&mut self, k: K) -> Option<V> {
