@@ -100,9 +100,9 @@ export function coreConfig<G extends ClientGlue>(
 }
 
 /** Receive budget one message in reassembly may need (the core's `head_reserve`:
- *  its bytes plus 16 per fragment of at least 64 bytes). */
+ *  its bytes, 16 per fragment of at least 64 bytes, and 64 for its table slot). */
 export function headReserve(maxMessage: number): number {
-  return maxMessage + 16 * (Math.ceil(maxMessage / 64) + 1);
+  return maxMessage + 16 * (Math.ceil(maxMessage / 64) + 1) + 64;
 }
 
 /** The core's FEC preset number for an option value (throws on an unknown name). */

@@ -3,6 +3,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecPreset, headReserve } from '../src/core-config.js';
 import { RicochetError } from '../src/errors.js';
+import { Connection } from '../src/connection.js';
+import { loopbackPair } from '../src/loopback.js';
+import { VirtualClock } from '../src/clock.js';
 import type { ConnectionOptions } from '../src/options.js';
 import { clientWasm, type ClientGlue } from '../src/wasm.js';
 import { CONFIG_FIELD as F } from '../src/wasm-codes.js';
@@ -104,10 +107,17 @@ describe('coreConfig', () => {
     expect(small.get(F.sendBufferBytes)).toBe(8 << 20); // never shrunk below the default
   });
 
-  it('headReserve is the core’s: the message plus 16 bytes per smallest fragment, plus one', () => {
-    expect(headReserve(64)).toBe(64 + 16 * 2);
-    expect(headReserve(65)).toBe(65 + 16 * 3);
-    expect(headReserve(1 << 20)).toBe((1 << 20) + 16 * ((1 << 20) / 64 + 1));
+  it('headReserve is the core’s: the message, 16 bytes per smallest fragment plus one, and a table slot', () => {
+    expect(headReserve(64)).toBe(64 + 16 * 2 + 64);
+    expect(headReserve(65)).toBe(65 + 16 * 3 + 64);
+    expect(headReserve(1 << 20)).toBe((1 << 20) + 16 * ((1 << 20) / 64 + 1) + 64);
+  });
+
+  it('the receive buffer grown for a large maxMessageBytes is one the core accepts', () => {
+    const { client } = loopbackPair({ clock: new VirtualClock(), network: 'lan', seed: 1 });
+    const conn = new Connection(client, { clock: new VirtualClock(), maxMessageBytes: 16 << 20 });
+    expect(conn.state).toBe('connecting');
+    conn.close();
   });
 
   it('server limits, FEC and congestion by name', () => {
