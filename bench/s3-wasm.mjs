@@ -105,7 +105,11 @@ class Port {
   }
 }
 
-const client = new side.glue.Client(new side.glue.ConfigInput(), 0, crypto.getRandomValues(new Uint8Array(20)), new Uint8Array(0));
+const clientConfig = new side.glue.ConfigInput();
+const entropyAt = clientConfig.ioReserve(20);
+side.heap.fresh();
+side.heap.view.set(crypto.getRandomValues(new Uint8Array(20)), entropyAt); // no handshake
+const client = new side.glue.Client(clientConfig, 0, 20);
 const server = new full.glue.Server(new full.glue.ConfigInput(), crypto.getRandomValues(new Uint8Array(32)));
 const cp = new Port(client, side);
 const sp = new Port(server, full);

@@ -4,13 +4,15 @@ import { realClock, type Clock } from './clock.js';
 import { CorePort } from './heap.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, reasonOf, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
-import { configuredDatagramSize, coreConfig, fecPreset } from './core-config.js';
+import { configuredDatagramSize, coreConfig, fecPreset, newClient } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
 import type { Transport } from './transport.js';
 import { clientWasm, type ClientGlue } from './wasm.js';
 import { BATCH, CLIENT_STATE, CLOSE_KINDS, DATAGRAM, EV } from './wasm-codes.js';
+
+const encoder = new TextEncoder();
 
 /**
  * How a connection ended: closed by this side or the peer, timed out idle or
@@ -142,9 +144,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.dgramCap_ = configuredDatagramSize(cfg);
     this.fittedTo_ = transport.maxDatagramSize;
     try {
-      this.core_ = new w.glue.Client(cfg, this.clock_.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
-    } catch (e) {
-      throw new RicochetError('RICOCHET_ERR_INVALID_OPTIONS', reasonOf(e));
+      this.core_ = newClient(w, cfg, this.clock_.now(), sessionEntropy(options.seed), handshakeBytes(options.handshake));
     } finally {
       cfg.free();
     }
@@ -236,7 +236,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   /** Close gracefully with an application code and reason. */
   close(code = 0, reason = ''): void {
     if (this.core_ === null || this._state_ === 'closed' || this._state_ === 'closing') return;
-    this.core_.close(this.clock_.now(), code, reason);
+    this.core_.close(this.clock_.now(), code, this.port_.writeIn(encoder.encode(reason)));
     this.drain_();
   }
 
@@ -250,11 +250,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     if (this.core_ === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
     const n = fecPreset(preset);
     const b = positive('fecBudget', budget, 2) ?? 0;
-    try {
-      this.core_.setFec(n, b);
-    } catch (e) {
-      invalid(String((e as Error).message ?? e));
-    }
+    const bad = this.core_.setFec(n, b);
+    if (bad > 0) invalid(this.port_.readText(bad));
   }
 
   private channelIndex_(channel: number | string, data: Uint8Array): number {

@@ -1,7 +1,7 @@
 // Builds the core's config object from options (internal: its type comes
 // from the generated glue and must not reach the public declarations).
 import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
-import type { ClientGlue } from './wasm.js';
+import type { Bound, ClientGlue } from './wasm.js';
 import { CONFIG_FIELD as F } from './wasm-codes.js';
 
 /** The field a server sets to 1 to make its channels the only layout clients may declare. */
@@ -93,10 +93,28 @@ export function coreConfig<G extends ClientGlue>(
       const prio = opt.priority ?? 128;
       if (!Number.isInteger(prio) || prio < 0 || prio > 255) invalid(`channels[${i}].priority: expected 0..255, got ${prio}`);
       const target = positive(`channels[${i}].latencyTargetMs`, opt.latencyTargetMs) ?? 0;
-      c.addChannel(KINDS[opt.kind], prio, (opt.maxAgeMs ?? 0) * 1000, target * 1000);
+      if (!c.addChannel(KINDS[opt.kind], prio, (opt.maxAgeMs ?? 0) * 1000, target * 1000)) invalid(`channels[${i}].kind: unknown kind ${String(opt.kind)}`);
     });
   }
   return c;
+}
+
+/** A wasm Client of module `w` from its ConfigInput `c`: the config and the
+ *  handshake checked first (the core's reason as RICOCHET_ERR_INVALID_OPTIONS),
+ *  then the entropy and handshake handed over through the config's buffer. */
+export function newClient<G extends ClientGlue>(
+  w: Bound<G>,
+  c: InstanceType<G['ConfigInput']>,
+  now: number,
+  entropy: Uint8Array,
+  handshake: Uint8Array,
+): InstanceType<G['Client']> {
+  const bad = c.check(handshake.length);
+  if (bad > 0) invalid(w.heap.readText(c.ioReserve(0), bad));
+  const io = new Uint8Array(entropy.length + handshake.length);
+  io.set(entropy);
+  io.set(handshake, entropy.length);
+  return new w.glue.Client(c, now, w.heap.writeIn(c, io)) as InstanceType<G['Client']>;
 }
 
 /** Receive budget one message in reassembly may need (the core's `head_reserve`:

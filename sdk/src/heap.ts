@@ -136,6 +136,12 @@ export class CorePort {
     return src.length;
   }
 
+  /** `len` bytes of text the core left in its input buffer (why a call was refused). */
+  readText(len: number): string {
+    this.ioCap_ = 0; // writing it may have moved the buffer: reserve anew next time
+    return this.heap.readText(this.core.ioReserve(0), len);
+  }
+
   /**
    * The next datagram due at `now` (a view valid until the next call into
    * this core), or null; `max` caps how many the core writes per call (1

@@ -185,6 +185,35 @@ describe('Connection over loopback', () => {
     expect(conn.closeInfo?.kind).toBe('local');
   });
 
+  it('a close reason beyond ASCII reaches the server as written', () => {
+    const { clock, ct, server } = setup('lan');
+    const conn = new Connection(ct, { clock });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    const gone: { reason?: string }[] = [];
+    server.on('disconnect', (d) => gone.push(d));
+    conn.close(4002, 'à bientôt 👋');
+    clock.advance(1_000_000);
+    expect(gone[0]?.reason).toBe('à bientôt 👋');
+  });
+
+  it('the core’s refusals reach the caller as RICOCHET_ERR_INVALID_OPTIONS with its reason', () => {
+    const { clock, ct, received } = setup('lan');
+    const big = () => new Connection(ct, { clock, handshake: new Uint8Array(4000) });
+    expect(big).toThrow(RicochetError);
+    expect(big).toThrow(/^invalid config: handshake payload: 4000 bytes exceeds max_handshake_payload \(\d+\)$/);
+    const conn = new Connection(ct, { clock });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    expect(() => conn.setFec('balanced', 0.001)).toThrow(/^fec\.budget: need 0\.01\.\.=2\.0 repair bytes per protected byte, got 1\/1000$/);
+    // The refusal's text went through the input buffer: messages still do.
+    conn.send(0, payload(1, 3000));
+    conn.send(0, payload(2, 10));
+    expect(clock.runUntil(() => received.length === 2, 2_000_000)).toBe(true);
+    expect(received.map((m) => [check(m.data), m.data.length])).toEqual([
+      [1, 3000],
+      [2, 10],
+    ]);
+  });
+
   it('idle timeout closes the client when the server vanishes', () => {
     const { clock, ct, st } = setup({ up: {}, down: {} });
     const conn = new Connection(ct, { clock, idleTimeoutMs: 2000, keepaliveMs: 500 });

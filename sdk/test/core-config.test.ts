@@ -32,7 +32,7 @@ function recordingGlue() {
     }
     addChannel(kind: number, priority: number, maxAgeUs: number, latencyTargetUs: number) {
       channels.push([kind, priority, maxAgeUs, latencyTargetUs]);
-      this.real.addChannel(kind, priority, maxAgeUs, latencyTargetUs);
+      return this.real.addChannel(kind, priority, maxAgeUs, latencyTargetUs);
     }
     free() {}
   }

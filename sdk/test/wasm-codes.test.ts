@@ -11,6 +11,7 @@ import { closeKindOf, type CloseKind } from '../src/connection.js';
 import { ERROR_CODES, sendError } from '../src/errors.js';
 import { DEFAULT_CHANNELS, KINDS } from '../src/options.js';
 import { clientWasm } from '../src/wasm.js';
+import { newClient } from '../src/core-config.js';
 import { CHANNEL_KIND, CHANNEL_STATS, CLIENT_STATE, CLOSE_KINDS, CONFIG_FIELD, DATAGRAM, EV, PATH_EVENT, SEND_ERRORS, STATS } from '../src/wasm-codes.js';
 
 const GEN = fileURLToPath(new URL('../scripts/gen-codes.mjs', import.meta.url));
@@ -89,11 +90,11 @@ describe('generated wasm codes', () => {
   });
 
   it('the wasm module agrees: a new client is CONNECTING, and its stats vector has the generated layout', () => {
-    const glue = clientWasm().glue;
-    const cfg = new glue.ConfigInput();
+    const w = clientWasm();
+    const cfg = new w.glue.ConfigInput();
     cfg.addChannel(CHANNEL_KIND['reliable-ordered'], 128, 0, 0);
     cfg.addChannel(CHANNEL_KIND.unreliable, 128, 0, 0);
-    const client = new glue.Client(cfg, 0, new Uint8Array(20).fill(7), new Uint8Array(0));
+    const client = newClient(w, cfg, 0, new Uint8Array(20).fill(7), new Uint8Array(0));
     cfg.free();
     try {
       expect(client.state()).toBe(CLIENT_STATE.CONNECTING);

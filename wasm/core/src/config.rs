@@ -230,6 +230,23 @@ impl Config {
         }
     }
 
+    /// What `Connection::client` checks before it starts: the config, and a
+    /// handshake payload of `handshake_len` bytes against
+    /// `max_handshake_payload`.
+    pub fn check_client(&self, handshake_len: usize) -> Result<(), ConfigError> {
+        self.validate()?;
+        if handshake_len > self.max_handshake_payload {
+            return Err(ConfigError(msg![
+                "handshake payload: ",
+                handshake_len,
+                " bytes exceeds max_handshake_payload (",
+                self.max_handshake_payload,
+                ")"
+            ]));
+        }
+        Ok(())
+    }
+
     /// Checks every field once; the message names the field and the limit.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |m: String| Err(ConfigError(m));

@@ -129,16 +129,7 @@ impl Connection {
         entropy: &[u8; CLIENT_ENTROPY_LEN],
         handshake: &[u8],
     ) -> Result<Connection, crate::ConfigError> {
-        config.validate()?;
-        if handshake.len() > config.max_handshake_payload {
-            return Err(crate::ConfigError(msg![
-                "handshake payload: ",
-                handshake.len(),
-                " bytes exceeds max_handshake_payload (",
-                config.max_handshake_payload,
-                ")"
-            ]));
-        }
+        config.check_client(handshake.len())?;
         let (conn_id, key) = auth::split_entropy(entropy);
         let channels = config.channels.clone();
         // The client → server key waits for WELCOME's nonce (no DATA before it).

@@ -19,7 +19,7 @@ pub(crate) fn deadline(t: Option<u64>) -> f64 {
 }
 
 /// A growable byte buffer JS writes into through a view.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Scratch {
     pub bytes: Vec<u8>,
 }
@@ -34,5 +34,13 @@ impl Scratch {
     }
     pub fn get(&self, len: usize) -> &[u8] {
         &self.bytes[..len.min(self.bytes.len())]
+    }
+    /// Writes `text` at the start of the buffer for JS to read; returns its
+    /// length. (Unused by the simulator's bindings, which include this file.)
+    #[allow(dead_code)]
+    pub fn put(&mut self, text: &[u8]) -> usize {
+        self.reserve(text.len());
+        self.bytes[..text.len()].copy_from_slice(text);
+        text.len()
     }
 }

@@ -45,34 +45,29 @@ pub(crate) fn send_code(r: Result<u64, SendError>) -> f64 {
 
 #[wasm_bindgen]
 impl Client {
-    /// `entropy`: 20 bytes from `crypto.getRandomValues` (connection ID and
-    /// session key; see `Connection::client`).
+    /// A client from `config` and, written at `config.ioReserve` (`len`
+    /// bytes in all), 20 bytes from `crypto.getRandomValues` (connection ID
+    /// and session key; see `Connection::client`) then the handshake
+    /// payload. `config.check` must have passed: a refusal here traps.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        config: &ConfigInput,
-        now: f64,
-        entropy: &[u8],
-        handshake: &[u8],
-    ) -> Result<Client, JsError> {
-        let entropy: &[u8; CLIENT_ENTROPY_LEN] = entropy.try_into().map_err(|_| {
-            JsError::new(&ricochet_core::msg![
-                "entropy: ",
-                entropy.len(),
-                " bytes, need ",
-                CLIENT_ENTROPY_LEN
-            ])
-        })?;
+    pub fn new(config: &ConfigInput, now: f64, len: usize) -> Client {
+        let io = config.io.get(len);
+        let (entropy, handshake) = io.split_at(CLIENT_ENTROPY_LEN.min(io.len()));
         let cfg = config.to_config();
         let mds = cfg.max_datagram_size;
-        let conn = Connection::client(cfg, micros(now), entropy, handshake)
-            // ConfigError's Display, without core::fmt (see core's text.rs).
-            .map_err(|e| JsError::new(&ricochet_core::msg!["invalid config: ", e.0]))?;
-        Ok(Client {
+        let Some(conn) = entropy
+            .try_into()
+            .ok()
+            .and_then(|e| Connection::client(cfg, micros(now), e, handshake).ok())
+        else {
+            unreachable!("Client::new without a passing ConfigInput::check")
+        };
+        Client {
             conn,
             io: Scratch::default(),
             mds,
             batch: Batch::default(),
-        })
+        }
     }
 
     /// Address of an input buffer of at least `len` bytes (for a datagram or
@@ -124,8 +119,10 @@ impl Client {
         send_code(self.conn.send(micros(now), channel, data))
     }
 
-    pub fn close(&mut self, now: f64, code: f64, reason: &str) {
+    /// Close with `code` and the UTF-8 reason already written at `ioReserve`.
+    pub fn close(&mut self, now: f64, code: f64, len: usize) {
         self.batch.touch();
+        let reason = core::str::from_utf8(self.io.get(len)).unwrap_or_default();
         self.conn.close(micros(now), code as u64, reason);
     }
 
@@ -166,12 +163,14 @@ impl Client {
 
     /// Switch FEC at run time: preset 0 off, 1 balanced, 2 low latency,
     /// 3 thrifty; `budget` > 0 overrides the preset's.
+    /// Returns 0, or the length of why not, written at `ioReserve`.
     #[wasm_bindgen(js_name = setFec)]
-    pub fn set_fec(&mut self, preset: u8, budget: f64) -> Result<(), JsError> {
+    pub fn set_fec(&mut self, preset: u8, budget: f64) -> usize {
         self.batch.touch();
-        self.conn
-            .set_fec(crate::config::fec_config(preset, budget))
-            .map_err(|e| JsError::new(&e.0))
+        match self.conn.set_fec(crate::config::fec_config(preset, budget)) {
+            Ok(()) => 0,
+            Err(e) => self.io.put(e.0.as_bytes()),
+        }
     }
 
     pub fn id(&self) -> u32 {

@@ -2,6 +2,8 @@ use crate::prelude::*;
 use ricochet_core::{ChannelConfig, ChannelKind, Config, CongestionKind, FecConfig, ServerConfig};
 use wasm_bindgen::prelude::*;
 
+use crate::Scratch;
+
 /// Connection settings from JS, read and written by field number (`get`,
 /// `set`: one export pair instead of a getter and setter per field, each of
 /// which costs glue JS and a wasm wrapper). Fields mirror
@@ -17,6 +19,9 @@ pub struct ConfigInput {
     /// Server: relay attestation key (`setRelayKey`); None admits HELLOs as sent.
     #[cfg_attr(not(feature = "server"), allow(dead_code))]
     relay_key: Option<[u8; 32]>,
+    /// Written by JS at `ioReserve` (a client's entropy and handshake) and
+    /// by `check` (its refusal).
+    pub(crate) io: Scratch,
 }
 
 /// Field numbers of `ConfigInput::get`/`set`; sdk/scripts/gen-codes.mjs reads
@@ -81,6 +86,7 @@ impl Default for ConfigInput {
             channels: Vec::new(),
             values,
             relay_key: None,
+            io: Scratch::default(),
         }
     }
 }
@@ -136,7 +142,9 @@ impl ConfigInput {
     }
 
     /// Declare a channel: kind 0 reliable-ordered, 1 reliable-unordered,
-    /// 2 unreliable-sequenced, 3 unreliable.
+    /// 2 unreliable-sequenced, 3 unreliable. False (nothing added) for
+    /// another kind. (Failures here and in `check` return plain values, not
+    /// a thrown `JsError`: that costs the client's glue an externref table.)
     #[wasm_bindgen(js_name = addChannel)]
     pub fn add_channel(
         &mut self,
@@ -144,17 +152,36 @@ impl ConfigInput {
         priority: u8,
         max_age_us: f64,
         latency_target_us: f64,
-    ) -> Result<(), JsError> {
-        let kind =
-            ChannelKind::from_byte(kind).map_err(|_| JsError::new("channel kind must be 0..=3"))?;
-        let latency_target_us = crate::micros(latency_target_us);
+    ) -> bool {
+        let Ok(kind) = ChannelKind::from_byte(kind) else {
+            return false;
+        };
         self.channels.push(ChannelConfig {
             kind,
             priority,
             max_age_us: crate::micros(max_age_us),
-            latency_target_us,
+            latency_target_us: crate::micros(latency_target_us),
         });
-        Ok(())
+        true
+    }
+
+    /// Address of an input buffer of at least `len` bytes; valid until the
+    /// next call into wasm.
+    #[wasm_bindgen(js_name = ioReserve)]
+    pub fn io_reserve(&mut self, len: usize) -> usize {
+        self.io.reserve(len) as usize
+    }
+
+    /// Checks this config for a client with a handshake payload of
+    /// `handshake_len` bytes, as `new Client` will: 0 if it would start,
+    /// else the length of why not, written at `ioReserve`.
+    pub fn check(&mut self, handshake_len: usize) -> usize {
+        match self.to_config().check_client(handshake_len) {
+            Ok(()) => 0,
+            Err(e) => self
+                .io
+                .put(ricochet_core::msg!["invalid config: ", e.0].as_bytes()),
+        }
     }
 
     /// Server only: admit only HELLOs attested with this 32-byte relay key
