@@ -3,7 +3,7 @@
 import { realClock, type Clock } from './clock.js';
 import { CorePort } from './heap.js';
 import { Emitter } from './emitter.js';
-import { payloadBytes, reasonOf, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
+import { payloadBytes, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
 import { configuredDatagramSize, coreConfig, fecPreset, newClient } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
