@@ -588,7 +588,7 @@ impl Connection {
                 if self.state != State::Connecting {
                     return Err(DropReason::Unexpected);
                 }
-                let reason = String::from_utf8_lossy(reason).into_owned();
+                let reason = crate::text::lossy(reason);
                 self.finish(CloseReason::Rejected { reason });
                 Ok(())
             }
@@ -654,7 +654,7 @@ impl Connection {
                 true
             }
             Frame::Close { code, reason } => {
-                let reason = String::from_utf8_lossy(reason).into_owned();
+                let reason = crate::text::lossy(reason);
                 self.finish(CloseReason::Peer { code, reason });
                 true
             }
