@@ -123,13 +123,24 @@ impl<V> SeqSlots<V> {
         cap
     }
 
+    /// Doubles the table until it has `cap` slots: an entry in slot `i` of a
+    /// table of `n` stays there or moves to `i + n` (its key's next bit).
     #[inline(never)]
     fn grow(&mut self, cap: usize) {
-        let old = core::mem::take(&mut self.slots);
-        self.slots.resize_with(cap, || None);
-        for (k, v) in old.into_iter().flatten() {
-            let i = self.at(k);
-            self.slots[i] = Some((k, v));
+        if self.slots.is_empty() {
+            self.slots.push(None);
+        }
+        while self.slots.len() < cap {
+            let n = self.slots.len();
+            self.slots.resize_with(2 * n, || None);
+            for i in 0..n {
+                if self.slots[i]
+                    .as_ref()
+                    .is_some_and(|(k, _)| *k as usize & n != 0)
+                {
+                    self.slots.swap(i, i + n);
+                }
+            }
         }
     }
 
