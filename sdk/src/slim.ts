@@ -1,9 +1,9 @@
 // "@ricochet/sdk/slim": the client module, loaded by `await init()` from
 // dist/ricochet_wasm.wasm (bundlers that understand
 // `new URL('...', import.meta.url)` emit it as an asset) or the source given.
-import initClient, { Client, ConfigInput, protocolVersion } from '../wasm/ricochet_client.js';
+import { Client, ConfigInput, loadClient, protocolVersion } from './client-glue.js';
 import { fetchWasm, type GlueSource } from './load.js';
-import { isRegistered, register } from './wasm.js';
+import { isRegistered, register, type ClientGlue } from './wasm.js';
 
 /**
  * Where `init()` gets the module: a URL (string or `URL`), the `.wasm` bytes
@@ -34,8 +34,7 @@ export function init(source?: WasmSource): Promise<void> {
 async function load(source: WasmSource): Promise<void> {
   const href = typeof source === 'string' ? source : 'href' in source && typeof source.href === 'string' ? source.href : null;
   const input = href === null ? ((await source) as GlueSource) : await fetchWasm(new URL(href, globalThis.location?.href));
-  const exports = await initClient({ module_or_path: input });
-  register('client', { Client, ConfigInput, protocolVersion }, exports); // by name: the namespace would keep initSync
+  register('client', { Client, ConfigInput, protocolVersion } as unknown as ClientGlue, await loadClient(input));
 }
 
 export * from './index.js';

@@ -4,7 +4,8 @@
 //   full    client + Server (Node entries, /server, /simulator);
 //   sim     the network simulator's Link alone (/simulator only: the other
 //           entries never load it, so no production module carries it).
-// The entry points (src/entries/*) import the glue, instantiate it and
+// The entry points (src/entries/*, slim.ts) import the glue (for the client
+// module in browsers, the SDK's own: client-glue.ts), instantiate it and
 // `register` it here; classes take their module at construction:
 // Connection uses the client slot (or the full module's Client when only that
 // is loaded), Server the full slot, SimLink the sim slot. Instances can coexist
@@ -12,7 +13,8 @@
 // only exchange datagrams as plain bytes through a Transport.
 //
 // Rules for the rest of src/:
-//   - never import '../wasm/...' (only types, here); go through these slots;
+//   - never import '../wasm/...' (only types, here and in client-glue.ts); go
+//     through these slots;
 //   - never take a module at module top level (the entries register after
 //     their imports have been evaluated): take it at use time;
 //   - never let these types reach an exported signature: the public .d.ts
