@@ -4,9 +4,12 @@
 // outside the repo, build with Vite for production, and sum the gzip -9
 // sizes of every emitted .js and .wasm. Variants: the default entry, and
 // slim (`await init()`). Prints a table; `--json` prints JSON instead.
+// `--peers` also builds the same app with socket.io-client and geckos.io's
+// client (installed from the registry at the versions below), the same way.
 //
-//   node sdk/scripts/size.mjs [--json] [--keep]
-// Exported: measure() -> [{ entry, files: [{ file, raw, gzip }], raw, gzip, wasmGzip }]
+//   node sdk/scripts/size.mjs [--json] [--keep] [--peers]
+// Exported: measure() -> [{ entry, files: [{ file, raw, gzip }], raw, gzip, wasmGzip }],
+//           measurePeers() -> the same rows, one per peer library
 
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -45,16 +48,49 @@ export async function measure({ keep = false } = {}) {
     for (const [entry, transform] of Object.entries(VARIANTS)) {
       copyFileSync(join(FIXTURE, 'index.html'), join(app, 'index.html'));
       writeFileSync(join(app, 'main.js'), transform(readFileSync(join(FIXTURE, 'main.js'), 'utf8')));
-      const outDir = join(work, `dist-${entry}`);
-      await vite.build({ root: app, configFile: false, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
-      const files = walk(outDir)
-        .filter((f) => /\.(m?js|wasm)$/.test(f))
-        .map((f) => {
-          const bytes = readFileSync(f);
-          return { file: f.slice(outDir.length + 1), raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
-        });
-      const sum = (k, pred = () => true) => files.filter(pred).reduce((n, f) => n + f[k], 0);
-      rows.push({ entry, files, raw: sum('raw'), gzip: sum('gzip'), wasmGzip: sum('gzip', (f) => f.file.endsWith('.wasm')) });
+      rows.push({ entry, ...(await build(vite, app, join(work, `dist-${entry}`))) });
+    }
+    return rows;
+  } finally {
+    if (keep) console.error(`[size] kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The minimal app with each peer library: connect, then send one message. */
+const PEERS = {
+  'socket.io-client@4.8.4': "import { io } from 'socket.io-client';\nconst s = io('wss://relay.example:4433');\ns.on('connect', () => s.emit('chat', new TextEncoder().encode('hello')));\n",
+  '@geckos.io/client@3.1.0':
+    "import geckos from '@geckos.io/client';\nconst ch = geckos({ url: 'https://relay.example', port: 4433 });\nch.onConnect(() => ch.emit('chat', 'hello'));\n",
+};
+
+/** Builds `files` (name -> source) as an app with Vite; rows as measure() gives them. */
+async function build(vite, app, outDir) {
+  await vite.build({ root: app, configFile: false, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+  const files = walk(outDir)
+    .filter((f) => /\.(m?js|wasm)$/.test(f))
+    .map((f) => {
+      const bytes = readFileSync(f);
+      return { file: f.slice(outDir.length + 1), raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+    });
+  const sum = (k, pred = () => true) => files.filter(pred).reduce((n, f) => n + f[k], 0);
+  return { files, raw: sum('raw'), gzip: sum('gzip'), wasmGzip: sum('gzip', (f) => f.file.endsWith('.wasm')) };
+}
+
+/** The same minimal app with each of PEERS, for comparison (needs the npm registry). */
+export async function measurePeers({ keep = false } = {}) {
+  const work = mkdtempSync(join(tmpdir(), 'ricochet-size-peers-'));
+  try {
+    const vite = await import(pathToFileURL(createRequire(join(SDK, 'package.json')).resolve('vite')).href);
+    const rows = [];
+    for (const [pkg, main] of Object.entries(PEERS)) {
+      const app = join(work, pkg.replace(/[@/]/g, '_'));
+      mkdirSync(app);
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'minimal-app', private: true, type: 'module' }));
+      execFileSync(npm, ['install', '--silent', '--no-audit', '--no-fund', pkg], { cwd: app, stdio: 'inherit' });
+      copyFileSync(join(FIXTURE, 'index.html'), join(app, 'index.html'));
+      writeFileSync(join(app, 'main.js'), main);
+      rows.push({ entry: pkg, ...(await build(vite, app, join(app, 'dist'))) });
     }
     return rows;
   } finally {
@@ -66,7 +102,8 @@ export async function measure({ keep = false } = {}) {
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const rows = await measure({ keep: process.argv.includes('--keep') });
+  const keep = process.argv.includes('--keep');
+  const rows = [...(await measure({ keep })), ...(process.argv.includes('--peers') ? await measurePeers({ keep }) : [])];
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(rows, null, 2));
   } else {
