@@ -161,9 +161,14 @@ describe('a session outlives its relay', () => {
   it('a token past its expiry still carries its session to another relay, but opens no new connection there', async () => {
     const a = await startRelay();
     const b = await startRelay();
-    const t = token(1);
+    // Token times are whole seconds: minted just after a second starts, a
+    // 2-second token is good for just under 2 s (a 1-second one minted at
+    // x.99 s was good for 10 ms, and the first connect could find it expired).
+    await sleep(1_010 - (Date.now() % 1_000));
+    const t = token(2);
+    const expiresAt = (Math.floor(Date.now() / 1_000) + 2) * 1_000;
     const p = await player(a.wsUrl, () => b.wsUrl, t);
-    await sleep(1_300);
+    await sleep(Math.max(0, expiresAt - Date.now()) + 300);
     a.relay.killTransports();
     await a.relay.stop();
     expect(await waitFor(p.resumed)).toBe(true);
