@@ -162,9 +162,12 @@ describe('session resumption through the relay', () => {
   });
 
   it('resumes with the session token even after it expired, while the session lives', async () => {
-    const t = token(1);
+    // Minted just after a second starts: good for just under 2 s (token times are whole seconds).
+    await sleep(1_010 - (Date.now() % 1_000));
+    const t = token(2);
+    const expiresAt = (Math.floor(Date.now() / 1_000) + 2) * 1_000;
     const s = await echoSession(t);
-    await sleep(1_300); // the token is now expired; the session is not
+    await sleep(Math.max(0, expiresAt - Date.now()) + 300); // the token is now expired; the session is not
     // An expired token opens no new connection (it could still carry a live one over: fleet.test.ts).
     expect((await rawClose(`${wsUrl}?token=${token(-1)}`, hello(0x0a0b0c0d))).reason).toMatch(/^RELAY_ERR_TOKEN_EXPIRED/);
     sockets.at(-1)!.terminate();
