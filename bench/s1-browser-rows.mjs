@@ -42,6 +42,7 @@ export const BROWSER_ROWS = [
   row('firefox', 'webtransport', 'low_latency', { burst: 4 }),
   row('firefox', 'webtransport', 'default', { burst: 4 }),
   row('chromium', 'webtransport', 'low_latency', { burst: 4 }),
+  row('firefox', 'webtransport', 'low_latency', { burst: 1 }),
   // Firefox as shipped: performance.now() in 1 ms steps (the other Firefox rows turn that off to measure).
   row('firefox', 'webtransport', 'low_latency', { coarseClock: true }),
 ];
