@@ -18,6 +18,7 @@ pub(crate) const FRAGMENT_OVERHEAD: usize = 16;
 /// Most one slot of the reassembly table takes (the head-of-line message's
 /// entry, when that table was empty, is part of `head_reserve`).
 pub(crate) const TABLE_SLOT_MAX: usize = 64;
+const _: () = assert!(SeqSlots::<Reassembly>::SLOT_BYTES <= TABLE_SLOT_MAX);
 
 #[derive(Default)]
 struct Reassembly {
@@ -246,7 +247,7 @@ impl RecvChannel {
                 return Accept::Ok;
             }
         }
-        if !self.reassembly.contains(seq) {
+        if fresh {
             let entry = Reassembly {
                 count,
                 ..Default::default()

@@ -46,10 +46,14 @@ impl<V> SeqSlots<V> {
         self.slots.len() * Self::SLOT_BYTES
     }
 
+    /// Slots in a table of at least `span` (a power of two, at least one).
+    fn cap_for(span: u64) -> usize {
+        span.max(1).next_power_of_two() as usize
+    }
+
     /// Bytes `bytes()` would grow by for a table of at least `span` slots.
     pub fn growth(&self, span: u64) -> usize {
-        let want = span.max(1).next_power_of_two() as usize;
-        want.saturating_sub(self.slots.len()) * Self::SLOT_BYTES
+        Self::cap_for(span).saturating_sub(self.slots.len()) * Self::SLOT_BYTES
     }
 
     fn at(&self, k: u64) -> usize {
@@ -95,7 +99,7 @@ impl<V> SeqSlots<V> {
     /// what the slot held before: `k`'s old value or, in a table already at
     /// its span, another key's entry (the caller decides which survives).
     pub fn insert(&mut self, span: u64, k: u64, v: V) -> Option<(u64, V)> {
-        let want = span.max(1).next_power_of_two() as usize;
+        let want = Self::cap_for(span);
         if want > self.slots.len() {
             self.grow(want);
         }
