@@ -30,6 +30,9 @@ pub struct ReceivedPackets {
     /// Something arrived since the last ACK (eliciting or not).
     ack_owed: bool,
     immediate: bool,
+    /// A packet arrived out of order since the last ACK: one is owed at
+    /// once, from the next packet that does not lead more of its message.
+    reordered: bool,
     first_unacked_time: Option<u64>,
     first_pn: Option<u64>,
     unique: u64,
@@ -84,9 +87,10 @@ impl ReceivedPackets {
         let idx = self.ranges.partition_point(|r| r.1 < pn);
         let largest_before = self.largest();
         // Out of order (a gap below, or filling one) asks for an immediate ACK
-        // so the sender detects loss without waiting for the ack delay.
+        // so the sender detects loss without waiting for the ack delay
+        // (`on_packet` says when).
         if largest_before.is_some_and(|l| pn != l + 1) {
-            self.immediate = true;
+            self.reordered = true;
         }
         let joins_prev = idx > 0 && self.ranges[idx - 1].1 + 1 == pn;
         let joins_next = idx < self.ranges.len() && self.ranges[idx].0 == pn + 1;
@@ -121,6 +125,11 @@ impl ReceivedPackets {
     /// towards a `quiet` side (nothing of ours to ride on) gains neither,
     /// and the delay would only hold back the sender's loss detection: such
     /// a packet is acknowledged at once.
+    ///
+    /// A packet that `leads` (more of its message follows right behind)
+    /// draws no ACK at once, not even for a gap: the ACK waits for the rest,
+    /// so one ACK covers the message. Sent for the lead alone, it would leave
+    /// the rest to the ACK delay and the sender's early resend would fire.
     pub fn on_packet(
         &mut self,
         now: u64,
@@ -128,7 +137,12 @@ impl ReceivedPackets {
         threshold: u32,
         max_ack_delay: u64,
         quiet: bool,
+        leads: bool,
     ) {
+        if self.reordered && !leads {
+            self.reordered = false;
+            self.immediate = true;
+        }
         if ack_eliciting {
             let sparse = self
                 .last_eliciting_at
@@ -234,6 +248,7 @@ impl ReceivedPackets {
         self.reported_largest[REPORTS_PER_RANGE - 1] = self.largest().unwrap_or(0);
         self.unacked_eliciting = 0;
         self.immediate = false;
+        self.reordered = false;
         self.ack_owed = false;
         self.first_unacked_time = None;
     }
@@ -296,7 +311,7 @@ mod tests {
         let mut rp = ReceivedPackets::default();
         for pn in 0..n {
             rp.insert(pn, 0);
-            rp.on_packet(0, true, threshold, 40_000, false);
+            rp.on_packet(0, true, threshold, 40_000, false, false);
         }
         rp
     }
@@ -349,7 +364,7 @@ mod tests {
     fn a_gap_makes_an_ack_due_at_once_whatever_the_threshold() {
         let mut rp = receive_in_order(1, 8);
         rp.insert(2, 0);
-        rp.on_packet(0, true, 8, 40_000, false);
+        rp.on_packet(0, true, 8, 40_000, false, false);
         assert!(rp.ack_due(0, 40_000));
     }
 
@@ -396,7 +411,7 @@ mod tests {
     /// One ack-eliciting packet arriving at `now` after an ACK went out.
     fn arrive(rp: &mut ReceivedPackets, pn: u64, now: u64, quiet: bool) -> Option<u64> {
         rp.insert(pn, now);
-        rp.on_packet(now, true, 2, 5_000, quiet);
+        rp.on_packet(now, true, 2, 5_000, quiet, false);
         let due = rp.ack_deadline(5_000);
         rp.on_ack_sent();
         due
@@ -426,6 +441,31 @@ mod tests {
             arrive(&mut rp, 2, 18_000, true),
             Some(23_000),
             "packets 1.3 ms apart: the next may share the ACK"
+        );
+    }
+
+    #[test]
+    fn a_gap_seen_by_a_leading_fragment_is_acked_with_the_rest_of_its_message() {
+        let mut rp = ReceivedPackets::default();
+        for pn in 0..3 {
+            rp.insert(pn, 0);
+            rp.on_packet(0, true, 2, 5_000, false, false);
+            rp.on_ack_sent();
+        }
+        // Packet 3 was lost; 4 carries the first half of a message.
+        rp.insert(4, 16_667);
+        rp.on_packet(16_667, true, 8, 5_000, false, true);
+        assert_eq!(
+            rp.ack_deadline(5_000),
+            Some(21_667),
+            "no ACK for the lead alone"
+        );
+        rp.insert(5, 16_700);
+        rp.on_packet(16_700, true, 8, 5_000, false, false);
+        assert_eq!(
+            rp.ack_deadline(5_000),
+            Some(16_667),
+            "the rest arrived: the gap is reported at once"
         );
     }
 }

@@ -535,6 +535,8 @@ impl Connection {
             return Err(DropReason::NoRoom);
         }
         self.received.insert(pn, now);
+        // A rebuilt lead's rest is here already (it was rebuilt from it).
+        let leads = leads && !rebuilt;
         // Nothing ack-eliciting of ours left lately: an ACK has no data to ride on.
         let quiet = now.saturating_sub(self.last_eliciting_sent) > self.config.max_ack_delay_us;
         self.received.on_packet(
@@ -543,6 +545,7 @@ impl Connection {
             self.config.ack_eliciting_threshold,
             self.config.max_ack_delay_us,
             quiet && !leads,
+            leads,
         );
         if !carries_repair {
             self.fec.rx.store(now, pn, body);

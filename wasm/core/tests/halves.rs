@@ -110,6 +110,48 @@ fn a_lost_half_is_rebuilt_from_the_other_and_the_repair_in_the_same_tick() {
     }
 }
 
+/// The packet number of a DATA datagram (WIRE.md: type, connection ID, pn).
+fn pn_of(d: &[u8]) -> u16 {
+    u16::from_le_bytes([d[5], d[6]])
+}
+
+/// The first range (largest, count below it) of each ACK the server sends now.
+fn server_acks(p: &mut Pair) -> Vec<(u16, u64)> {
+    let mut acks = Vec::new();
+    let mut buf = vec![0u8; 1500];
+    while let Some((_, len)) = p.server.poll_transmit(p.now, &mut buf) {
+        let mut r = Reader::new(&buf[wire::DATA_HEADER_LEN..len]);
+        while let Ok(f) = wire::decode_frame(&mut r) {
+            if let Frame::Ack {
+                largest,
+                first_range,
+                ..
+            } = f
+            {
+                acks.push((largest, first_range));
+            }
+        }
+    }
+    acks
+}
+
+#[test]
+fn a_first_half_rebuilt_from_the_second_and_the_repair_is_acknowledged_at_once() {
+    let mut p = warmed_up(LossModel::iid(0.03), 4);
+    let sent = send_one(&mut p, 10_000);
+    assert_eq!(sent.len(), 3);
+    let first = pn_of(&sent[0]);
+    let _ = p.server.handle_datagram(p.now, &sent[1]);
+    let _ = server_acks(&mut p);
+    let _ = p.server.handle_datagram(p.now, &sent[2]);
+    let acks = server_acks(&mut p);
+    assert!(
+        acks.iter()
+            .any(|&(largest, below)| largest.wrapping_sub(first) as u64 <= below),
+        "the sender would resend a half the peer has: {acks:?} (first half {first})"
+    );
+}
+
 #[test]
 fn a_message_fragmented_for_size_keeps_a_repair_per_fragment() {
     // 1,800 bytes do not fit one datagram: two fragments for size, not
