@@ -9,7 +9,10 @@
 //! not declared lost: loss counters and congestion control see only real
 //! losses, and a late ACK turns the resend into a harmless duplicate (the
 //! cost: one message per lost ACK). Linux TCP's thin-stream mode and KCP's
-//! per-segment timeout make the same trade.
+//! per-segment timeout make the same trade. A message sent in halves has
+//! only its second half resent so: silence after it is mostly a lost ACK
+//! (the peer had all three packets), and a lost first half shows in the ACK
+//! of the second or of the repair, where loss detection finds it.
 //!
 //! Packets are scanned in send order from a cursor, so each is looked at
 //! about once however often the timer is refreshed.

@@ -294,6 +294,8 @@ impl Connection {
         // Nothing queued: the loops below would find nothing to write.
         let mut unsent = may_fill && self.has_unsent();
         let mut halves = Halves::None;
+        // Chunks resent in this packet (the first `resent` of `chunks`).
+        let mut resent = 0;
         if unsent {
             let mut run: Option<Run> = None;
             while let Some(c) = self.recovery.next_retransmit() {
@@ -310,6 +312,7 @@ impl Connection {
                 resends = true;
                 chunks.push(c);
             }
+            resent = chunks.len();
             halves = self.fill_new_messages(now, w, &mut run, &mut chunks, &mut payload);
             eliciting |= !chunks.is_empty();
             unsent = self.has_unsent();
@@ -349,7 +352,16 @@ impl Connection {
             // A bulk transfer gains nothing from repair (a round trip is
             // cheap beside its length) and would pay for it in goodput; a
             // channel with a latency target is protected regardless.
-            let protect = !chunks.is_empty() && (deadline.is_some() || !self.bulk());
+            // A resend of latency-targeted data goes bare while messages go
+            // in halves (independent loss): its message is late already and
+            // it travels for the ones behind, which a loss of the resend too
+            // delays only p of the time; most resends are of messages whose
+            // ACK was lost, so a repair would double each one's cost for
+            // nothing. Under bursts it keeps its repair.
+            let bare_resend =
+                resent == chunks.len() && deadline.is_some() && self.fec.tx.halves_pay();
+            let protect =
+                !chunks.is_empty() && !bare_resend && (deadline.is_some() || !self.bulk());
             let resend_after = self.early_resend_after();
             self.fec.tx.set_useful_for(resend_after);
             self.fec.tx.on_packet_sent(
@@ -380,7 +392,8 @@ impl Connection {
                 size: n as u64,
                 chunks,
                 delivery,
-                skip_early_resend: resends,
+                // A first half is left to loss detection (`early_resend`).
+                skip_early_resend: resends || (fec_active && halves == Halves::First),
             });
         } else {
             self.recovery.recycle(chunks);

@@ -30,7 +30,9 @@ pub struct SentPacket {
     /// No early resend for this packet (see `early_resend`): its data was
     /// already sent again, or it is itself a retransmission or probe (a
     /// retransmission whose ACK is overdue waits for loss detection or the
-    /// probe timeout, which back off; early resends do not).
+    /// probe timeout, which back off; early resends do not), or it carries
+    /// the first half of a message sent in halves (its loss shows in the
+    /// ACK of the second half or of the repair).
     pub skip_early_resend: bool,
 }
 
