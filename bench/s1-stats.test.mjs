@@ -1,7 +1,7 @@
 // node --test bench/s1-stats.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { GOALS, beatsKcp, cellTable, percentile, summarize } from './s1-stats.mjs';
+import { GOALS, beatsKcp, cellTable, latencyTargetGoal, percentile, summarize } from './s1-stats.mjs';
 
 test('percentile is nearest-rank: p99 of 1..1000 is 990, p99.9 is 999', () => {
   const v = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -20,6 +20,18 @@ test('summarize reports population mean and sd in ms from µs, unsorted input', 
   assert.equal(s.p50, 12);
   assert.equal(s.max, 14);
   assert.equal(summarize([]), null);
+  assert.equal(summarize([25_000, 25_001, 1_000, 40_000]).over25, 0.5, 'strictly later than 25 ms');
+});
+
+test("the latency-targeted row's goals (issue 16): 5 % at ≤ 2.0 B/B, bursty within 10 % of the bound", () => {
+  const row = (p99, wirePerPayload) => ({ stats: { p99, over25: 0.0089 }, wirePerPayload });
+  assert.equal(latencyTargetGoal('s1_5pct', row(23.4, 1.99)).met, true);
+  assert.equal(latencyTargetGoal('s1_5pct', row(23.4, 2.19)).met, false);
+  assert.equal(latencyTargetGoal('s1_5pct', row(25.1, 1.9)).met, false);
+  assert.match(latencyTargetGoal('s1_5pct', row(23.4, 2.19)).text, /0\.89 % over 25 ms/);
+  assert.equal(latencyTargetGoal('s1_bursty', row(24, 2.9)).met, true);
+  assert.equal(latencyTargetGoal('s1_bursty', row(24, 3.99)).met, false);
+  assert.equal(latencyTargetGoal('s1_1pct', row(12, 2.0)), null);
 });
 
 test("goals: bursty compares with half of KCP's p99; 5 % needs both latency and bytes", () => {
