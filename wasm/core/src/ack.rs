@@ -150,7 +150,7 @@ impl ReceivedPackets {
             self.last_eliciting_at = Some(now);
             self.ack_owed = true;
             self.unacked_eliciting += 1;
-            if self.unacked_eliciting >= threshold.max(1) || (sparse && quiet) {
+            if self.unacked_eliciting >= threshold.max(1) || (sparse && quiet && !leads) {
                 self.immediate = true;
             }
             self.first_unacked_time.get_or_insert(now);

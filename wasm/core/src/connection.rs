@@ -544,7 +544,7 @@ impl Connection {
             eliciting,
             self.config.ack_eliciting_threshold,
             self.config.max_ack_delay_us,
-            quiet && !leads,
+            quiet,
             leads,
         );
         if !carries_repair {
