@@ -4,7 +4,7 @@
 // with one "N passed, N failed, N skipped" line over all suites.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -41,13 +41,21 @@ function exec(cmd, args, { cwd = ROOT, onLine, env } = {}) {
   });
 }
 
+/** Free space on the repository's disk, in GB (a CI machine's disk has run full: each step says what it took). */
+function freeGB() {
+  const { bavail, bsize } = statfsSync(ROOT);
+  return (bavail * bsize) / 1e9;
+}
+
 async function step(name, fn) {
   console.log(`\n=== ${name}`);
   const t0 = performance.now();
+  const free0 = freeGB();
   try {
     await fn();
   } finally {
-    timings.push(`${name} ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const free = freeGB();
+    timings.push(`${name} ${((performance.now() - t0) / 1000).toFixed(1)} s, ${(free0 - free).toFixed(2)} GB (${free.toFixed(1)} GB free)`);
   }
 }
 
