@@ -49,7 +49,7 @@ export async function startEcho(args: string[] = []): Promise<{ port: number; pr
 }
 
 /** The page and SDK server on 127.0.0.1. */
-function startStatic(): Promise<HttpServer> {
+export function startStatic(): Promise<HttpServer> {
   const server = createStaticServer();
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }

@@ -11,11 +11,53 @@ export interface Clock {
 export const realClock: Clock = {
   now: () => performance.now() * 1000,
   at(atUs, fn) {
-    const delayMs = Math.max(0, (atUs - performance.now() * 1000) / 1000);
-    const t = setTimeout(fn, Math.ceil(delayMs));
-    return () => clearTimeout(t);
+    return timeout(fn, (atUs - performance.now() * 1000) / 1000);
   },
 };
+
+// Browsers hold a setTimeout to at least 4 ms once timers nest five deep
+// (HTML's timer nesting level), and a game's tick (setInterval, or a loop
+// awaiting a setTimeout) runs that deep: a 1 ms pacing or resend timer armed
+// from it fired 3 ms late (Chromium 156, Firefox 153). A timer armed from a
+// message task starts at level 0, so in a browser each one is armed after a
+// MessageChannel hop (tens of µs). Node has no such clamp.
+const clamps = typeof document !== 'undefined' || typeof (globalThis as { importScripts?: unknown }).importScripts === 'function';
+let port: MessagePort | null = null;
+const hopped: (() => void)[] = [];
+
+function hop(fn: () => void): void {
+  if (port === null) {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => hopped.shift()?.();
+    port = channel.port2;
+  }
+  hopped.push(fn);
+  port.postMessage(0);
+}
+
+/**
+ * Calls `fn` after `delayMs` (whole milliseconds, rounded up; at once, in
+ * its own task, if not positive), free of the browsers' nesting clamp.
+ * Returns a cancel function.
+ */
+export function timeout(fn: () => void, delayMs: number): () => void {
+  const ms = Math.ceil(Math.max(0, delayMs));
+  if (!clamps || typeof MessageChannel === 'undefined') {
+    const t = setTimeout(fn, ms);
+    return () => clearTimeout(t);
+  }
+  let live = true;
+  let t: ReturnType<typeof setTimeout> | undefined;
+  hop(() => {
+    if (!live) return;
+    if (ms === 0) fn();
+    else t = setTimeout(() => live && fn(), ms);
+  });
+  return () => {
+    live = false;
+    if (t !== undefined) clearTimeout(t);
+  };
+}
 
 interface Pending {
   at: number;

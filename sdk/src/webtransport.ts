@@ -13,6 +13,7 @@
 // so a connection with `reconnect` resumes elsewhere; the stall is remembered
 // (see `openTransport`'s `afterStall`) so the next transport is not the same
 // stalling WebTransport.
+import { timeout } from './clock.js';
 import { reasonOf, relayClose, RicochetError, type RelayClose } from './errors.js';
 import { TransportBase } from './transport-base.js';
 
@@ -155,7 +156,8 @@ export class WebTransportTransport extends TransportBase {
   private readonly queue_: Uint8Array[] = [];
   private tokens_: number;
   private lastRefill_ = performance.now();
-  private pump_: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the pacing queue's pending pump. */
+  private pump_: (() => void) | null = null;
   /** The session itself was closed (by us, or it ended). */
   private sessionClosed_ = false;
   private readonly rate_: number;
@@ -307,7 +309,7 @@ export class WebTransportTransport extends TransportBase {
       this.writer_.write(d).then(done, done);
     }
     if (this.queue_.length > 0 && this.pump_ === null && this.inFlight_.length < IN_FLIGHT_LIMIT) {
-      this.pump_ = setTimeout(() => {
+      this.pump_ = timeout(() => {
         this.pump_ = null;
         const wasBlocked = !this.canSend();
         this.flush_();
@@ -368,7 +370,7 @@ export class WebTransportTransport extends TransportBase {
 
   protected override stop(): void {
     super.stop();
-    if (this.pump_ !== null) clearTimeout(this.pump_);
+    this.pump_?.();
     this.pump_ = null;
     if (this.stallTimer_ !== null) clearInterval(this.stallTimer_);
     this.stallTimer_ = null;
