@@ -185,8 +185,9 @@ fn run(opts: Options) -> Result<(), String> {
         emu.dirs[1].deliver_due(now, fds[0]);
         if DUMP.swap(false, Ordering::SeqCst) {
             let json = emu.stats_json(false);
-            emit(&json);
+            // The file first: whoever reads the line on stdout may read the file next.
             emu.write_stats_file(&json);
+            emit(&json);
         }
         if now >= next_stats {
             let json = emu.stats_json(false);
