@@ -289,7 +289,6 @@ impl Connection {
             });
         let mut chunks = self.recovery.take_chunk_vec();
         let mut payload = 0usize;
-        let mut resends = probing;
         let may_fill = (room && !paced) || probing;
         // Nothing queued: the loops below would find nothing to write.
         let mut unsent = may_fill && self.has_unsent();
@@ -309,7 +308,6 @@ impl Connection {
                 payload += data.len();
                 self.recovery.pop_retransmit();
                 self.stats.retransmissions += 1;
-                resends = true;
                 chunks.push(c);
             }
             resent = chunks.len();
@@ -392,8 +390,9 @@ impl Connection {
                 size: n as u64,
                 chunks,
                 delivery,
-                // A first half is left to loss detection (`early_resend`).
-                skip_early_resend: resends || (fec_active && halves == Halves::First),
+                // A probe or resend is not resent early, nor is a first half
+                // (left to loss detection, `early_resend`).
+                skip_early_resend: probing || resent > 0 || (fec_active && halves == Halves::First),
             });
         } else {
             self.recovery.recycle(chunks);
