@@ -13,6 +13,7 @@ export function jsonLine(proc, pred) {
         // a log line
       }
     });
-    proc.once('exit', (c) => reject(new Error(`${proc.spawnfile} exited ${c}`)));
+    // 'close' (stdout drained), not 'exit', which can come before the last line.
+    proc.once('close', (c) => reject(new Error(`${proc.spawnfile} exited ${c}`)));
   });
 }

@@ -70,7 +70,9 @@ function nextEvent(child, event, label, ms) {
         resolve(m);
       }
     });
-    child.once('exit', (code, sig) => {
+    // 'close', not 'exit': a child's last stdout line can be read after
+    // 'exit' fires, and the result would be lost to a race.
+    child.once('close', (code, sig) => {
       clearTimeout(t);
       reject(new Error(`${label} exited (${sig ?? code}) before ${event}`));
     });
