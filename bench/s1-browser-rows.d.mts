@@ -8,6 +8,10 @@ export interface BrowserRow {
   label: string;
   /** WebTransportOptions.burst, where the row sets it. */
   burst?: number;
+  /** ConnectionOptions.fec in place of LOW_LATENCY's, where the row sets it. */
+  fec?: 'off' | 'balanced' | 'low-latency' | 'thrifty';
+  /** ConnectionOptions.fecBudget, where the row sets it. */
+  fecBudget?: number;
   /** Firefox: keep performance.now()'s default 1 ms rounding. */
   coarseClock?: boolean;
 }

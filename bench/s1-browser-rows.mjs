@@ -14,8 +14,14 @@
 // (FIREFOX_MEASURE_PREFS) unless `coarseClock` keeps it, to see whether the
 // SDK itself behaves differently on the coarse clock.
 
-/** Firefox preferences for measuring: performance.now() at full resolution. */
-export const FIREFOX_MEASURE_PREFS = { 'privacy.reduceTimerPrecision': false };
+/**
+ * Firefox preferences for measuring: performance.now() at full resolution; with
+ * RICOCHET_FIREFOX_QLOG=1, a qlog of each session too (bench/firefox-qlog.mjs reads it).
+ */
+export const FIREFOX_MEASURE_PREFS = {
+  'privacy.reduceTimerPrecision': false,
+  ...(process.env.RICOCHET_FIREFOX_QLOG === '1' ? { 'network.http.http3.enable_qlog': true } : {}),
+};
 
 /** ConnectionOptions that match the core's Config::low_latency() plus a 15 ms channel target. */
 export const LOW_LATENCY = { maxAckDelayMs: 1, keepaliveMs: 250, fec: 'low-latency', latencyTargetMs: 15 };
@@ -25,9 +31,9 @@ const row = (browser, transport, config, extra = {}) => {
   const b = browser === 'firefox' ? 'Firefox ESR' : 'Chromium';
   const t = transport === 'webtransport' ? 'WebTransport' : 'WebSocket';
   const c = config === 'low_latency' ? LL : 'default config';
-  const key = `${browser}_${transport === 'webtransport' ? 'wt' : 'ws'}${config === 'low_latency' ? '_ll' : ''}${extra.burst ? `_burst${extra.burst}` : ''}${extra.coarseClock ? '_coarse_clock' : ''}`;
+  const key = `${browser}_${transport === 'webtransport' ? 'wt' : 'ws'}${config === 'low_latency' ? '_ll' : ''}${extra.burst ? `_burst${extra.burst}` : ''}${extra.fec ? `_fec_${extra.fec}` : ''}${extra.fecBudget ? `_budget${extra.fecBudget}` : ''}${extra.coarseClock ? '_coarse_clock' : ''}`;
   const native = transport === 'webtransport' ? (config === 'low_latency' ? 'ricochet_ll' : 'ricochet') : null;
-  return { key, browser, transport, config, native, label: `Ricochet (${b}, ${t} via relay, ${c}${extra.burst ? `, pacing burst ${extra.burst}` : ''}${extra.coarseClock ? ", Firefox's 1 ms clock" : ''})`, ...extra };
+  return { key, browser, transport, config, native, label: `Ricochet (${b}, ${t} via relay, ${c}${extra.burst ? `, pacing burst ${extra.burst}` : ''}${extra.fec ? `, FEC ${extra.fec}` : ''}${extra.fecBudget ? `, FEC budget ${extra.fecBudget}` : ''}${extra.coarseClock ? ", Firefox's 1 ms clock" : ''})`, ...extra };
 };
 
 /** Every row the spec knows; the default set first. */
@@ -43,6 +49,10 @@ export const BROWSER_ROWS = [
   row('firefox', 'webtransport', 'default', { burst: 4 }),
   row('chromium', 'webtransport', 'low_latency', { burst: 4 }),
   row('firefox', 'webtransport', 'low_latency', { burst: 1 }),
+  // Firefox's QUIC window (bench/reference/s1.md): the latency target with the default FEC
+  // preset, and with the low-latency preset's own 200 % budget (the SDK caps it at 60 % there).
+  row('firefox', 'webtransport', 'low_latency', { fec: 'balanced' }),
+  row('firefox', 'webtransport', 'low_latency', { fecBudget: 2 }),
   // Firefox as shipped: performance.now() in 1 ms steps (the other Firefox rows turn that off to measure).
   row('firefox', 'webtransport', 'low_latency', { coarseClock: true }),
 ];

@@ -131,7 +131,7 @@ for (const cell of CELLS) for (const row of ROWS) {
           hz: HZ,
           monoOffsetNs: clock.offsetNs.toString(),
           force: row.transport,
-          lowLatency: row.config === 'low_latency' ? LOW_LATENCY : null,
+          lowLatency: row.config === 'low_latency' ? { ...LOW_LATENCY, ...(row.fec ? { fec: row.fec } : {}), ...(row.fecBudget ? { fecBudget: row.fecBudget } : {}) } : null,
           burst: row.burst ?? null,
         },
       );

@@ -66,7 +66,7 @@ window.ricochetS1 = async (o) => {
   log(`transport ${choice.kind}`);
   const ll = o.lowLatency;
   const channel = ll ? { kind: 'reliable-ordered', latencyTargetMs: ll.latencyTargetMs } : 'reliable-ordered';
-  const options = ll ? { maxAckDelayMs: ll.maxAckDelayMs, keepaliveMs: ll.keepaliveMs, fec: ll.fec } : {};
+  const options = ll ? { maxAckDelayMs: ll.maxAckDelayMs, keepaliveMs: ll.keepaliveMs, fec: ll.fec, fecBudget: ll.fecBudget } : {};
   const conn = new Connection(choice.transport, { channels: [channel], handshake: 's1', ...options });
   await conn.ready;
   // Step timing: every datagram handed to the browser's writer, and when its write completed.
