@@ -4,7 +4,7 @@ import { realClock, type Clock } from './clock.js';
 import { CorePort } from './heap.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
-import { configuredDatagramSize, coreConfig, fecPreset, newClient } from './core-config.js';
+import { configuredDatagramSize, coreConfig, fecBudgetFor, fecPreset, newClient } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
@@ -249,7 +249,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   setFec(preset: FecPreset, budget?: number): void {
     if (this.core_ === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
     const n = fecPreset(preset);
-    const b = positive('fecBudget', budget, 2) ?? 0;
+    const b = positive('fecBudget', budget, 2) ?? fecBudgetFor(preset, this.last_.kind) ?? 0;
     const bad = this.core_.setFec(n, b);
     if (bad > 0) invalid(this.port_.readText(bad));
   }

@@ -33,6 +33,22 @@ function datagramFloor(o: ConnectionOptions, dgram: number, transportKind: strin
   return moves ? Math.min(DATAGRAM_FLOOR, dgram) : dgram;
 }
 
+/**
+ * Firefox's WebTransport (its QUIC stack, neqo) sheds datagrams queued behind
+ * its congestion window, which random loss pins at its 2,504-byte floor: the
+ * more repair a connection sends there, the more the browser drops (S1 at 5 %
+ * loss: 6 % of the SDK's datagrams never sent with `low-latency`'s 200 %
+ * repair, 0.3 % with 60 %; bench/reference/s1.md). So the `low-latency`
+ * preset's repair is capped at 0.6 per protected byte there (messages still go
+ * in halves with their XOR) unless `fecBudget` is set. Returns the budget to
+ * set, or undefined for the preset's own.
+ */
+export function fecBudgetFor(preset: string | undefined, transportKind: string): number | undefined {
+  const shedding = transportKind === 'webtransport' && typeof navigator !== 'undefined' && /\bFirefox\//.test(navigator.userAgent ?? '');
+  return shedding && preset === 'low-latency' ? FIREFOX_WT_FEC_BUDGET : undefined;
+}
+const FIREFOX_WT_FEC_BUDGET = 0.6;
+
 /** The datagram size a config was built with. */
 export function configuredDatagramSize(c: { get(f: number): number }): number {
   return c.get(F.maxDatagramSize);
@@ -72,7 +88,7 @@ export function coreConfig<G extends ClientGlue>(
   if (withChannels) c.set(F.minDatagramSize, datagramFloor(o, dgram, transportKind));
   for (const [name, field, max, scale] of NUMERIC) {
     if (name === 'fecBudget') c.set(F.fecPreset, fecPreset(o.fec)); // validated in this order
-    const x = positive(name, o[name], max);
+    const x = positive(name, o[name], max) ?? (name === 'fecBudget' ? fecBudgetFor(o.fec, transportKind) : undefined);
     if (x !== undefined) c.set(field, x * (scale ?? 1));
   }
   if (o.congestion !== undefined) {

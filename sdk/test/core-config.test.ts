@@ -1,7 +1,7 @@
 // From options to the core's ConfigInput: units, defaults that follow other
 // options, the datagram floor, channels, and the checks on the way.
-import { afterEach, describe, expect, it } from 'vitest';
-import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecPreset, headReserve } from '../src/core-config.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecBudgetFor, fecPreset, headReserve } from '../src/core-config.js';
 import { RicochetError } from '../src/errors.js';
 import { Connection } from '../src/connection.js';
 import { loopbackPair } from '../src/loopback.js';
@@ -132,6 +132,27 @@ describe('coreConfig', () => {
     expect(d.get(F.fecPreset)).toBe(fecPreset(undefined));
     expect(d.get(F.fecPreset)).toBe(1);
     expect(d.get(F.congestion)).toBe(0);
+  });
+
+  it("low-latency's repair is capped at 0.6 on Firefox's WebTransport unless fecBudget is set", () => {
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0';
+    const chromium = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
+    const budget = (ua: string, o: Options, kind: string) => {
+      vi.stubGlobal('navigator', { userAgent: ua });
+      try {
+        return config(o, 1024, true, kind).get(F.fecBudget);
+      } finally {
+        vi.unstubAllGlobals();
+      }
+    };
+    expect(budget(firefox, { fec: 'low-latency' }, 'webtransport')).toBeCloseTo(0.6);
+    expect(fecBudgetFor('low-latency', 'webtransport')).toBeUndefined(); // Node: no browser
+    // 0 keeps the preset's own budget.
+    expect(budget(firefox, { fec: 'low-latency', fecBudget: 2 }, 'webtransport')).toBe(2);
+    expect(budget(firefox, { fec: 'low-latency' }, 'websocket')).toBe(0);
+    expect(budget(firefox, { fec: 'balanced' }, 'webtransport')).toBe(0);
+    expect(budget(firefox, {}, 'webtransport')).toBe(0);
+    expect(budget(chromium, { fec: 'low-latency' }, 'webtransport')).toBe(0);
   });
 
   it('refuses unknown names and out-of-range values, naming the option', () => {
