@@ -3,11 +3,11 @@
 // none loads. The choice is tested as a pure function; one test resolves a
 // real platform package from node_modules in a child process.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { addonCandidates, addonSource, available, hostFacts, loadFirst, platformPackage } from '../native/index.js';
 
 const LINUX_GNU = { platform: 'linux', arch: 'x64', glibc: '2.36' };
@@ -78,6 +78,7 @@ describe('addon loader', () => {
   it('loads the host platform package by name from node_modules when there is no development build', () => {
     expect(available).toBe(true); // the development build: `npm test` builds it first
     const root = mkdtempSync(join(tmpdir(), 'relay-addon-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true })); // holds a copy of the addon (~4 MB)
     const relayNative = join(root, 'node_modules', '@ricochet', 'relay', 'native');
     mkdirSync(relayNative, { recursive: true });
     writeFileSync(join(root, 'node_modules', '@ricochet', 'relay', 'package.json'), JSON.stringify({ name: '@ricochet/relay', type: 'module' }));

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Socket as UdpSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -27,9 +27,18 @@ beforeAll(async () => {
   ({ sock: backendSock, addr: backend } = await udpEcho());
 });
 
+const certDirs: string[] = [];
+/** A directory for a test's certificate, removed once every relay has stopped. */
+function certDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-cert-'));
+  certDirs.push(dir);
+  return dir;
+}
+
 afterAll(async () => {
   await Promise.all(relays.map((r) => r.stop()));
   backendSock.close();
+  certDirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
 async function startRelay(o: Partial<RelayOptions> = {}): Promise<{ relay: Relay; wsUrl: string; httpUrl: string }> {
@@ -151,7 +160,7 @@ describe('relay budgets and refusals', () => {
   });
 
   it('closes a WebTransport session that sends a datagram over maxDatagramBytes with 4413', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'relay-cert-'));
+    const dir = certDir();
     const cert = makeCertificate(dir);
     const { relay } = await startRelay({ wtPort: 0, certFile: cert.certFile, keyFile: cert.keyFile, maxDatagramBytes: 1000 });
     const a = relay.addresses();
@@ -163,7 +172,7 @@ describe('relay budgets and refusals', () => {
   });
 
   it('reloads the WebTransport certificate when its files change, with no restart', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'relay-cert-'));
+    const dir = certDir();
     const first = makeCertificate(dir, 'live');
     const { relay } = await startRelay({ wtPort: 0, certFile: first.certFile, keyFile: first.keyFile, certReloadMs: 1000 });
     const before = relay.addresses().certHashes[0];

@@ -4,7 +4,7 @@
 // that a legitimate session running beside every attack lost nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,7 @@ let relay: ChildProcess;
 let info: { httpPort: number; wtPort: number; webSocketUrl: string; certHashes: string[]; metricsPort: number };
 let echo: Awaited<ReturnType<typeof echoGame>>;
 let backend: string;
+let certDir: string | undefined;
 let legit: Awaited<ReturnType<typeof legitClient>>;
 
 beforeAll(async () => {
@@ -34,7 +35,8 @@ beforeAll(async () => {
   expect(built.status).toBe(0);
   echo = await echoGame();
   backend = echo.backend;
-  const cert = makeCertificate(mkdtempSync(join(tmpdir(), 'relay-hostile-')));
+  certDir = mkdtempSync(join(tmpdir(), 'relay-hostile-'));
+  const cert = makeCertificate(certDir);
   relay = spawn(
     process.execPath,
     [CLI, '--production', '--http-port', '0', '--wt-port', '0', '--metrics-port', '0', '--allow-backends', '127.0.0.1:*', '--handshake-timeout-ms', String(HANDSHAKE_MS)]
@@ -53,6 +55,7 @@ afterAll(async () => {
   legit?.conn.close();
   relay?.kill('SIGKILL');
   echo?.close();
+  if (certDir) rmSync(certDir, { recursive: true, force: true });
 });
 
 const token = (o: { backend?: string } = {}) => mintToken(SECRET, { sub: 'tester', backend: o.backend ?? backend, ttlSeconds: 60 });

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Socket as UdpSocket } from 'node:dgram';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +25,8 @@ const SECRET = randomBytes(32).toString('base64url');
 let backendSock: UdpSocket;
 let backend: string;
 const relays: Relay[] = [];
-const cert = makeCertificate(mkdtempSync(join(tmpdir(), 'relay-native-')));
+const certDir = mkdtempSync(join(tmpdir(), 'relay-native-'));
+const cert = makeCertificate(certDir);
 
 beforeAll(async () => {
   ({ sock: backendSock, addr: backend } = await udpEcho());
@@ -34,6 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(relays.map((r) => r.stop()));
   backendSock.close();
+  rmSync(certDir, { recursive: true, force: true });
 });
 
 async function startRelay(o: Partial<RelayOptions>) {

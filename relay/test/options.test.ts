@@ -1,16 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { OPTION_HELP } from '../src/options-help.js';
 import { DEFAULTS, backendAllowed, envName, loadOptions } from '../src/options.js';
 
 const GOOD_SECRET = randomBytes(32).toString('base64url');
 
+const scratch: string[] = [];
+/** A temporary directory, removed after the file's tests. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-'));
+  scratch.push(dir);
+  return dir;
+}
+afterAll(() => scratch.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
 describe('relay options', () => {
   it('flags override env, env overrides the config file, the file overrides defaults', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'relay-'));
+    const dir = tempDir();
     const file = join(dir, 'relay.json');
     writeFileSync(file, JSON.stringify({ httpPort: 1111, maxSessions: 5, tokenSecret: 'from-file-0123456789abcdefghijklmnop' }));
     const o = loadOptions(['--config', file, '--http-port', '3333'], { RICOCHET_RELAY_HTTP_PORT: '2222', RICOCHET_RELAY_ALLOW_BACKENDS: '127.0.0.1:4000, 127.0.0.1:*' });
@@ -35,7 +44,7 @@ describe('relay options', () => {
     expect(() => loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: 'sixteen-bytes-xx' })).toThrowError(/at least 32 bytes/);
     expect(() => loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: 'ab'.repeat(20) })).toThrowError(/no random secret/);
     expect(loadOptions([], { RICOCHET_RELAY_TOKEN_SECRET: GOOD_SECRET }).tokenSecret).toBe(GOOD_SECRET);
-    const file = join(mkdtempSync(join(tmpdir(), 'relay-')), 'secret');
+    const file = join(tempDir(), 'secret');
     writeFileSync(file, `${GOOD_SECRET}\n`);
     expect(loadOptions(['--token-secret-file', file], {}).tokenSecret).toBe(GOOD_SECRET);
   });
@@ -82,7 +91,7 @@ describe('relay options', () => {
     expect(loadOptions(['--no-webtransport'], env).webTransport).toBe(false);
     expect(loadOptions([], { ...env, RICOCHET_RELAY_WEBTRANSPORT: 'false' }).webTransport).toBe(false);
     expect(loadOptions(['--webtransport'], { ...env, RICOCHET_RELAY_WEBTRANSPORT: 'false' }).webTransport).toBe(true);
-    const file = join(mkdtempSync(join(tmpdir(), 'relay-')), 'relay.json');
+    const file = join(tempDir(), 'relay.json');
     writeFileSync(file, JSON.stringify({ webTransport: false }));
     expect(loadOptions(['--config', file], env).webTransport).toBe(false);
     writeFileSync(file, JSON.stringify({ webTransport: 'no' }));
@@ -114,7 +123,7 @@ describe('wtDataPath', () => {
 
 describe('RICOCHET_RELAY_* variables', () => {
   it('every option listed by --help reads its variable (a value other than its default)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'relay-'));
+    const dir = tempDir();
     const secretFile = join(dir, 'secret');
     writeFileSync(secretFile, GOOD_SECRET);
     // Options whose default is absent or which constrain each other get a value chosen here.
