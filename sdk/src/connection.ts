@@ -110,6 +110,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private readonly dgramCap_: number;
   /** The transport's maxDatagramSize the core was last fitted to. */
   private fittedTo_ = 0;
+  /** The FEC preset, whether the app chose its budget, and the transport kind the budget was fitted to (`fecBudgetFor`). */
+  private fec_: { preset: FecPreset | undefined; budgetSet: boolean; kind: string };
   private lastHeardUs_ = 0;
   private cancelSilence_: (() => void) | null = null;
   /** Transports left for a new one, closed once that one is proven. */
@@ -140,6 +142,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.clock_ = options.clock ?? realClock;
     this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const w = clientWasm();
+    this.fec_ = { preset: options.fec, budgetSet: options.fecBudget !== undefined, kind: transport.kind };
     const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true, transport.kind);
     this.dgramCap_ = configuredDatagramSize(cfg);
     this.fittedTo_ = transport.maxDatagramSize;
@@ -249,9 +252,19 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   setFec(preset: FecPreset, budget?: number): void {
     if (this.core_ === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
     const n = fecPreset(preset);
-    const b = positive('fecBudget', budget, 2) ?? fecBudgetFor(preset, this.last_.kind) ?? 0;
-    const bad = this.core_.setFec(n, b);
+    const chosen = positive('fecBudget', budget, 2);
+    const kind = (this.current_ ?? this.last_).kind;
+    const bad = this.core_.setFec(n, chosen ?? fecBudgetFor(preset, kind) ?? 0);
     if (bad > 0) invalid(this.port_.readText(bad));
+    this.fec_ = { preset, budgetSet: chosen !== undefined, kind };
+  }
+
+  /** A session moved to another kind of transport: the FEC budget follows it unless the app set one. */
+  private refitFec_(t: Transport): void {
+    const f = this.fec_;
+    if (this.core_ === null || f.budgetSet || f.kind === t.kind) return;
+    f.kind = t.kind;
+    if (f.preset !== undefined) this.core_.setFec(fecPreset(f.preset), fecBudgetFor(f.preset, t.kind) ?? 0);
   }
 
   private channelIndex_(channel: number | string, data: Uint8Array): number {
@@ -477,6 +490,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
           return false;
         }
         this.attach_(t);
+        this.refitFec_(t);
         if (!this.fitDatagramSize_(t)) return true;
         this.core_.handlePathChange(this.clock_.now());
         this.drain_();

@@ -37,11 +37,13 @@ function datagramFloor(o: ConnectionOptions, dgram: number, transportKind: strin
  * Firefox's WebTransport (its QUIC stack, neqo) sheds datagrams queued behind
  * its congestion window, which random loss pins at its 2,504-byte floor: the
  * more repair a connection sends there, the more the browser drops (S1 at 5 %
- * loss: 6 % of the SDK's datagrams never sent with `low-latency`'s 200 %
- * repair, 0.3 % with 60 %; bench/reference/s1.md). So the `low-latency`
- * preset's repair is capped at 0.6 per protected byte there (messages still go
- * in halves with their XOR) unless `fecBudget` is set. Returns the budget to
- * set, or undefined for the preset's own.
+ * loss: 10 % of the SDK's datagrams never sent with `low-latency`'s 200 %
+ * repair, 0.5 % with 60 %; bench/reference/s1.md, Firefox ESR 153: measure
+ * again when neqo changes). So the `low-latency` preset's repair is capped at
+ * 0.6 per protected byte there (messages still go in halves with their XOR)
+ * unless `fecBudget` is set. Firefox's own user agent is the test: it exposes
+ * no signal to adapt on (no `getStats()`). Returns the budget to set, or
+ * undefined for the preset's own.
  */
 export function fecBudgetFor(preset: string | undefined, transportKind: string): number | undefined {
   const shedding = transportKind === 'webtransport' && typeof navigator !== 'undefined' && /\bFirefox\//.test(navigator.userAgent ?? '');

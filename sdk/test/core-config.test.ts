@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecBudgetFor, fecPreset, headReserve } from '../src/core-config.js';
 import { RicochetError } from '../src/errors.js';
 import { Connection } from '../src/connection.js';
-import { loopbackPair } from '../src/loopback.js';
+import { loopbackPair, type LoopbackTransport } from '../src/loopback.js';
+import { Server } from '../src/server.js';
 import { VirtualClock } from '../src/clock.js';
 import type { ConnectionOptions } from '../src/options.js';
 import { clientWasm, type ClientGlue } from '../src/wasm.js';
@@ -146,9 +147,9 @@ describe('coreConfig', () => {
       }
     };
     expect(budget(firefox, { fec: 'low-latency' }, 'webtransport')).toBeCloseTo(0.6);
-    expect(fecBudgetFor('low-latency', 'webtransport')).toBeUndefined(); // Node: no browser
-    // 0 keeps the preset's own budget.
+    expect(fecBudgetFor('low-latency', 'webtransport')).toBeUndefined(); // Node: no navigator, or not Firefox's
     expect(budget(firefox, { fec: 'low-latency', fecBudget: 2 }, 'webtransport')).toBe(2);
+    // 0: the preset's own budget.
     expect(budget(firefox, { fec: 'low-latency' }, 'websocket')).toBe(0);
     expect(budget(firefox, { fec: 'balanced' }, 'webtransport')).toBe(0);
     expect(budget(firefox, {}, 'webtransport')).toBe(0);
@@ -180,5 +181,52 @@ describe('coreConfig', () => {
     expect(invalidMessage(() => config({ channels: ['unreliable', { kind: 'unreliable', priority: 256 }] }))).toBe('channels[1].priority: expected 0..255, got 256');
     expect(invalidMessage(() => config({ channels: [{ kind: 'unreliable', priority: 1.5 }] }))).toBe('channels[0].priority: expected 0..255, got 1.5');
     expect(invalidMessage(() => config({ channels: [{ kind: 'unreliable', latencyTargetMs: -1 }] }))).toMatch(/^channels\[0\]\.latencyTargetMs: expected a number/);
+  });
+});
+
+describe("the FEC budget follows the session's transport", () => {
+  const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0';
+  afterEach(() => vi.unstubAllGlobals());
+
+  it("a low-latency session moving between Firefox's WebTransport and WebSocket gets 0.6 and the preset's in turn, unless the app set it", async () => {
+    vi.stubGlobal('navigator', { userAgent: FIREFOX });
+    const clock = new VirtualClock();
+    const server = new Server({ clock });
+    let seed = 1;
+    /** A loopback transport standing for a browser one of `kind`. */
+    const open = (kind: string): LoopbackTransport => {
+      const p = loopbackPair({ clock, network: 'lan', seed: seed++ });
+      server.attach(p.server);
+      Object.defineProperty(p.client, 'kind', { value: kind });
+      return p.client;
+    };
+    const until = async (cond: () => boolean) => {
+      for (let t = 0; t < 2_000_000 && !cond(); t += 1000) {
+        clock.advance(1000);
+        for (let i = 0; i < 3; i++) await Promise.resolve();
+      }
+      return cond();
+    };
+    const conn = new Connection(open('webtransport'), { clock, fec: 'low-latency' });
+    expect(await until(() => conn.state === 'open')).toBe(true);
+    const core = (conn as unknown as { core_: { setFec(preset: number, budget: number): number } }).core_;
+    const calls = vi.spyOn(core, 'setFec');
+    let resumed = 0;
+    conn.on('resumed', () => resumed++);
+    const moveTo = async (kind: string) => {
+      conn.switchTransport(open(kind));
+      const want = resumed + 1;
+      expect(await until(() => resumed === want)).toBe(true);
+    };
+    await moveTo('websocket');
+    expect(calls.mock.calls).toEqual([[2, 0]]);
+    await moveTo('websocket');
+    expect(calls.mock.calls).toEqual([[2, 0]]); // same kind: no change
+    await moveTo('webtransport');
+    expect(calls.mock.calls).toEqual([[2, 0], [2, 0.6]]);
+    conn.setFec('low-latency', 2); // the app's own budget holds on every transport
+    await moveTo('websocket');
+    expect(calls.mock.calls).toEqual([[2, 0], [2, 0.6], [2, 2]]);
+    conn.close();
   });
 });
