@@ -6,8 +6,9 @@
 // packets it declared lost. Compared with the datagrams the SDK handed the
 // browser (`SDK packets out` in the S1 tables), the datagrams on the wire
 // tell how many the browser dropped before sending.
-//   node bench/firefox-qlog.mjs [file.sqlog | dir …]   (default: every /tmp/qlog_*)
+//   node bench/firefox-qlog.mjs [file.sqlog | dir …]   (default: every $TMPDIR/qlog_*)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Quantiles p of the numbers in v (nearest rank), or null for none. */
@@ -30,14 +31,17 @@ export function summarizeQlog(text) {
     } catch {
       continue;
     }
-    if (e.name === 'recovery:metrics_updated') {
+    // Event names as neqo's qlog (draft 0.3) writes them, and as later drafts name them.
+    const name = String(e.name).replace(/^quic:/, '');
+    if (name === 'recovery:metrics_updated' || name === 'recovery_metrics_updated') {
       if (e.data.congestion_window !== undefined) cwnd.push(e.data.congestion_window);
       if (e.data.bytes_in_flight !== undefined) inFlight.push(e.data.bytes_in_flight);
-    } else if (e.name === 'transport:packet_sent') {
+    } else if (name === 'transport:packet_sent' || name === 'packet_sent') {
       const n = (e.data.frames ?? []).filter((f) => String(f.frame_type).includes('datagram')).length;
       perPacket.set(n, (perPacket.get(n) ?? 0) + 1);
-    } else if (e.name === 'recovery:packet_lost') lost++;
+    } else if (name === 'recovery:packet_lost' || name === 'packet_lost') lost++;
   }
+  if (perPacket.size === 0) throw new Error('no packet_sent events: not a qlog this script can read (event names changed?)');
   const ps = [0.1, 0.5, 0.9, 0.99];
   let datagrams = 0;
   for (const [n, count] of perPacket) datagrams += n * count;
@@ -52,7 +56,7 @@ export function summarizeQlog(text) {
 }
 
 function qlogFiles(args) {
-  const roots = args.length ? args : readdirSync('/tmp').filter((d) => d.startsWith('qlog_')).map((d) => join('/tmp', d));
+  const roots = args.length ? args : readdirSync(tmpdir()).filter((d) => d.startsWith('qlog_')).map((d) => join(tmpdir(), d));
   return roots.flatMap((p) => (statSync(p).isDirectory() ? readdirSync(p).filter((f) => f.endsWith('.sqlog')).map((f) => join(p, f)) : [p]));
 }
 

@@ -92,7 +92,8 @@ function probe({ transport, urls, hash, rates, seconds, warmup, stopP50Us, serve
       else if (m.event === 'step' && m.phase === 'end') cpu[m.step] = { cpu: cpuSeconds(serverPid) - mark.cpu, client: clientCpu() - mark.client, wall: (performance.now() - mark.t) / 1000 };
       else if (m.mode === 'latency' || m.error) summary = m;
     });
-    p.once('exit', (code) => {
+    // 'close': stdout drained (its last line can come after 'exit').
+    p.once('close', (code) => {
       if (code !== 0 || !summary || summary.error) return reject(new Error(`latency_probe (${transport}) exited ${code}: ${summary?.error ?? 'no summary'}`));
       summary.steps.forEach((s, i) => {
         const c = cpu[i];

@@ -45,7 +45,8 @@ function nextResult(child, label, ms) {
         // not JSON
       }
     });
-    child.once('exit', (code) => setTimeout(() => reject(new Error(`${label} exited (${code}) without a result`)), 100));
+    // 'close': stdout drained (its last line can come after 'exit').
+    child.once('close', (code) => reject(new Error(`${label} exited (${code}) without a result`)));
   });
 }
 

@@ -65,7 +65,8 @@ function runBots(ports, bots, seconds, onCpu) {
     }, 250);
     let out = '';
     p.stdout.on('data', (c) => (out += c));
-    p.on('exit', (code) => {
+    // 'close': stdout drained (its last line can come after 'exit').
+    p.on('close', (code) => {
       clearInterval(sampler);
       code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`arcade-bots exited ${code}`));
     });

@@ -134,7 +134,8 @@ function wtRun(count) {
       let out = '';
       p.stdout.on('data', (c) => (out += c));
       return new Promise((resolve, reject) =>
-        p.on('exit', (code) => {
+        // 'close': stdout drained (its last line can come after 'exit').
+        p.on('close', (code) => {
           const r = JSON.parse(out.trim().split('\n').pop() || '{}');
           code === 0 && !r.error ? resolve(r) : reject(new Error(`wt_client exited ${code}: ${out.trim()}`));
         }),
