@@ -259,12 +259,12 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.fec_ = { preset, budgetSet: chosen !== undefined, kind };
   }
 
-  /** A session moved to another kind of transport: the FEC budget follows it unless the app set one. */
+  /** A session moved to another kind of transport (now current): the FEC budget follows it unless the app set one. */
   private refitFec_(t: Transport): void {
     const f = this.fec_;
     if (this.core_ === null || f.budgetSet || f.kind === t.kind) return;
-    f.kind = t.kind;
-    if (f.preset !== undefined) this.core_.setFec(fecPreset(f.preset), fecBudgetFor(f.preset, t.kind) ?? 0);
+    if (f.preset === undefined) f.kind = t.kind;
+    else this.setFec(f.preset);
   }
 
   private channelIndex_(channel: number | string, data: Uint8Array): number {
