@@ -6,7 +6,11 @@
 // with the same seeds (at once they would share the bottleneck). Goodput is
 // what the receiver's application got during the window after its first byte.
 //
-//   node bench/s2.mjs [--quick] [--seconds S] [--out DIR]
+//   node bench/s2.mjs [--quick] [--seconds S] [--only ricochet,kcp,tcp] [--out DIR]
+//
+// --only runs the protocols named; with RICOCHET_S2_PEER (an absolute path
+// to another build of s2_peer, run as is) Ricochet alone, run after run,
+// compares two builds side by side.
 //
 // Needs root. Writes s2.md and s2.json into bench/results/ (or --out).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,7 +25,8 @@ const LINK = { delayMs: 4, jitterMs: 2, loss: 0.02, rateKbps: 200_000 };
 const LINK_MBPS = LINK.rateKbps / 1000;
 const HOPS = 3;
 const GOAL = 0.8;
-const S2_PEER = join(ROOT, 'wasm', 'target', 'release', 'examples', 's2_peer');
+// RICOCHET_S2_PEER (an absolute path): another build of s2_peer, run as is.
+const S2_PEER = process.env.RICOCHET_S2_PEER || join(ROOT, 'wasm', 'target', 'release', 'examples', 's2_peer');
 const PEERS = [
   { key: 'ricochet', label: 'Ricochet (native UDP, default config)', bin: S2_PEER, pre: [], recv: 'recv', send: 'send', port: 6001 },
   { key: 'kcp', label: 'KCP (kcp-go 5.6.20, turbo 1,10,2,1, windows 1024)', bin: GO_PEERS, pre: ['kcp'], recv: 'bulk-recv', send: 'bulk-send', port: 6002 },
@@ -74,11 +79,15 @@ export async function runS2(argv = []) {
   const seconds = i >= 0 ? Number(argv[i + 1]) : quick ? 10 : 60;
   const o = argv.indexOf('--out');
   const out = o >= 0 ? argv[o + 1] : join(ROOT, 'bench', 'results');
+  const n = argv.indexOf('--only');
+  const only = n >= 0 ? argv[n + 1].split(',') : PEERS.map((p) => p.key);
+  const unknown = only.filter((k) => !PEERS.some((p) => p.key === k));
+  if (unknown.length) throw new Error(`--only: unknown protocol ${unknown.join(', ')} (known: ${PEERS.map((p) => p.key).join(', ')})`);
   if (process.getuid?.() !== 0) throw new Error('S2 needs root (network namespaces, TUN devices)');
   ensureS1Tools();
-  run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's2_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
+  if (!process.env.RICOCHET_S2_PEER) run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's2_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
   const rows = [];
-  for (const p of PEERS) {
+  for (const p of PEERS.filter((q) => only.includes(q.key))) {
     console.error(`S2 ${p.key}: ${seconds} s…`);
     try {
       rows.push({ p, ...(await runPeer(p, seconds, 1)) });

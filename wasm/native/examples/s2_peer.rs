@@ -8,6 +8,10 @@
 //! s2_peer send --to HOST:PORT [--chunk 16384] [--preset default|low_latency]
 //! ```
 //!
+//! With `RICOCHET_S2_TRACE=1` the sender writes a line to stderr every
+//! 100 ms: packets sent in it, window, bytes in flight, RTT and its minimum
+//! (as the simulator's `s2_bulk --trace 1`), to compare the two.
+//!
 //! Prints JSON lines: `{"event":"listening","port":N}` (receiver), then one
 //! `{"event":"result",...}`. The core's configuration preset is used as it
 //! is, congestion control included, so the benchmark follows the core.
@@ -124,7 +128,23 @@ fn send(a: &Args) -> io::Result<()> {
     }
     let mut buf = vec![0u8; a.chunk];
     let mut seq = 0u32;
+    let trace = std::env::var_os("RICOCHET_S2_TRACE").is_some_and(|v| v == "1");
+    let (start, mut next_trace, mut last_out) = (Instant::now(), Duration::from_millis(100), 0);
     while !stop.load(Ordering::SeqCst) {
+        if trace && start.elapsed() >= next_trace {
+            let s = client.stats();
+            eprintln!(
+                "t={:.1} packets={} cwnd={} flight={} rtt={:.1} min={:.1}",
+                next_trace.as_secs_f64(),
+                s.packets_out - last_out,
+                s.congestion_window,
+                s.bytes_in_flight,
+                s.rtt_us as f64 / 1e3,
+                s.min_rtt_us as f64 / 1e3
+            );
+            last_out = s.packets_out;
+            next_trace += Duration::from_millis(100);
+        }
         // Fill the send buffer; the core paces what leaves by its congestion window.
         loop {
             buf[0..4].copy_from_slice(&seq.to_le_bytes());
