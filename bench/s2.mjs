@@ -80,9 +80,10 @@ export async function runS2(argv = []) {
   const o = argv.indexOf('--out');
   const out = o >= 0 ? argv[o + 1] : join(ROOT, 'bench', 'results');
   const n = argv.indexOf('--only');
-  const only = n >= 0 ? argv[n + 1].split(',') : PEERS.map((p) => p.key);
-  const unknown = only.filter((k) => !PEERS.some((p) => p.key === k));
-  if (unknown.length) throw new Error(`--only: unknown protocol ${unknown.join(', ')} (known: ${PEERS.map((p) => p.key).join(', ')})`);
+  const known = PEERS.map((p) => p.key);
+  const only = n >= 0 ? (argv[n + 1] ?? '').split(',').filter((k) => k !== '') : known;
+  const unknown = only.filter((k) => !known.includes(k));
+  if (only.length === 0 || unknown.length) throw new Error(`--only: name one or more of ${known.join(', ')}, comma-separated${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`);
   if (process.getuid?.() !== 0) throw new Error('S2 needs root (network namespaces, TUN devices)');
   ensureS1Tools();
   if (!process.env.RICOCHET_S2_PEER) run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's2_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
@@ -114,13 +115,14 @@ export async function runS2(argv = []) {
       return `| ${r.p.label} | ${r.receiver.mbps.toFixed(1)} | ${(100 * share).toFixed(1)} % | ${goal} | ${hopLine(r.hops)} |`;
     }),
     '',
+    ...(process.env.RICOCHET_S2_PEER ? [`Ricochet's peer: ${S2_PEER} (RICOCHET_S2_PEER).`, ''] : []),
     `TCP congestion control: ${measured?.tcpCc ?? 'unknown'}; peers and emulators under chrt -f 20: ${measured?.realtime ?? 'unknown'}. Published (BATS paper): BATS 42.4, kcptun 16.7, TCP 1.96 Mbit/s.`,
     '',
   ];
   console.log(`\n${md.join('\n')}`);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 's2.md'), `${md.join('\n')}\n`);
-  writeFileSync(join(out, 's2.json'), JSON.stringify({ date: new Date().toISOString(), seconds, link: LINK, rows: rows.map(({ p, ...r }) => ({ protocol: p.key, ...r })) }, null, 1));
+  writeFileSync(join(out, 's2.json'), JSON.stringify({ date: new Date().toISOString(), seconds, link: LINK, ricochetPeer: S2_PEER, rows: rows.map(({ p, ...r }) => ({ protocol: p.key, ...r })) }, null, 1));
   console.log(`written: ${join(out, 's2.md')}, ${join(out, 's2.json')}`);
   if (rows.some((r) => r.error)) process.exitCode = 1;
 }

@@ -17,7 +17,8 @@ const HELP = `npm run bench [-- MODE]: the benchmarks (bench/README.md; scenario
                                  forwarding cost, then S1 and S2 when root; writes results/bench.json
   --s1 [--quick] [--cells a,b] [--no-browser] [--browser-rows a,b]
                                  S1 latency under loss on real sockets (root)   reference: bench/reference/s1.md
-  --s2 [--quick]                 S2 goodput over three lossy hops (root)        reference: bench/reference/s2.md
+  --s2 [--quick] [--seconds S] [--only ricochet,kcp,tcp]
+                                 S2 goodput over three lossy hops (root)        reference: bench/reference/s2.md
   --hostile [--seconds N]        the relay under attack                         reference: bench/reference/hostile.md
   --sizing [--quick] [--only ws|wt|latency] [--no-latency]
                                  what one relay core carries, then S6's added
@@ -87,7 +88,8 @@ async function runLabScenarios() {
   }
   const all = !only.s1 && !only.s2;
   if (all || only.s1) await (await import('../bench/s1.mjs')).runS1(scenarioArgs);
-  if (all || only.s2) await (await import('../bench/s2.mjs')).runS2(scenarioArgs.filter((a) => a === '--quick'));
+  // S1's flags are not S2's: with both, S2 takes only --quick.
+  if (all || only.s2) await (await import('../bench/s2.mjs')).runS2(only.s2 && !only.s1 ? scenarioArgs : scenarioArgs.filter((a) => a === '--quick'));
 }
 if (only.s1 || only.s2) {
   await runLabScenarios();

@@ -9,8 +9,8 @@
 //! ```
 //!
 //! With `RICOCHET_S2_TRACE=1` the sender writes a line to stderr every
-//! 100 ms: packets sent in it, window, bytes in flight, RTT and its minimum
-//! (as the simulator's `s2_bulk --trace 1`), to compare the two.
+//! 100 ms: packets sent in it, window, bytes in flight, RTT and the RTT
+//! estimator's lifetime minimum (as the simulator's `s2_bulk --trace 1`).
 //!
 //! Prints JSON lines: `{"event":"listening","port":N}` (receiver), then one
 //! `{"event":"result",...}`. The core's configuration preset is used as it
@@ -133,9 +133,10 @@ fn send(a: &Args) -> io::Result<()> {
     while !stop.load(Ordering::SeqCst) {
         if trace && start.elapsed() >= next_trace {
             let s = client.stats();
+            // t is when the line was written: after a stall, a line covers longer.
             eprintln!(
                 "t={:.1} packets={} cwnd={} flight={} rtt={:.1} min={:.1}",
-                next_trace.as_secs_f64(),
+                start.elapsed().as_secs_f64(),
                 s.packets_out - last_out,
                 s.congestion_window,
                 s.bytes_in_flight,
@@ -143,7 +144,9 @@ fn send(a: &Args) -> io::Result<()> {
                 s.min_rtt_us as f64 / 1e3
             );
             last_out = s.packets_out;
-            next_trace += Duration::from_millis(100);
+            while next_trace <= start.elapsed() {
+                next_trace += Duration::from_millis(100);
+            }
         }
         // Fill the send buffer; the core paces what leaves by its congestion window.
         loop {
