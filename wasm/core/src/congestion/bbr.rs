@@ -10,11 +10,13 @@
 //! for several rounds, delaying everything else on the path);
 //! Drain empties the queue Startup built; ProbeBw cycles the pacing gain
 //! (1.25 to probe for more, 0.75 to drain, then 1) once per min RTT;
-//! ProbeRtt drops to half a BDP in flight for 200 ms every 10 s without
-//! a new minimum, so the RTT floor stays true. Its rounds do not age the
-//! bandwidth estimate and its samples do not lower it: at a ~30 ms RTT its
-//! ten-odd rounds could otherwise push the real bandwidth out of the
-//! ten-round filter, leaving a few datagrams' rate that ProbeBw then takes
+//! ProbeRtt drops to half a BDP in flight (at the floor that expired) for
+//! 200 ms every 10 s without a new minimum, so the RTT floor stays true;
+//! if no RTT near the old floor shows meanwhile (the bandwidth estimate ran
+//! ahead of a path that slowed), it goes on at a few datagrams. Its rounds
+//! do not age the bandwidth estimate and its samples do not lower it: at a
+//! ~30 ms RTT its ten-odd rounds could otherwise push the real bandwidth out
+//! of the ten-round filter, leaving a low rate that ProbeBw then takes
 //! seconds to grow back from (one of S2's 60 s runs on the simulator lost
 //! 7 s that way).
 //!
@@ -66,7 +68,7 @@ const PROBE_BW_FIRST_PHASE: usize = 2;
 const BTLBW_WINDOW_ROUNDS: u64 = 10;
 /// The min RTT expires after this long without a new minimum, µs.
 const MIN_RTT_WINDOW_US: u64 = 10_000_000;
-/// Time spent at the minimum window in ProbeRtt, µs.
+/// Time spent at ProbeRtt's window, µs.
 const PROBE_RTT_DURATION_US: u64 = 200_000;
 /// ProbeRtt's window, × BDP / UNIT.
 const PROBE_RTT_CWND_GAIN: u64 = 500;
@@ -146,6 +148,14 @@ pub struct Bbr {
     prior_cwnd: u64,
     probe_rtt_done_at: Option<u64>,
     probe_rtt_round_done: bool,
+    /// The min RTT that expired into this ProbeRtt, µs: its window's BDP
+    /// uses it (the sample that replaced it may sit behind a queue).
+    probe_rtt_floor: u64,
+    /// This ProbeRtt saw an RTT near `probe_rtt_floor`: the queue drained.
+    probe_rtt_drained: bool,
+    /// Half a BDP did not drain it (the bandwidth estimate ran ahead of the
+    /// path): ProbeRtt goes on at `min_cwnd`, as BBR v1's did.
+    probe_rtt_fallback: bool,
     /// Losses since the last ack (ProbeBw stops probing on loss).
     lost_since_ack: bool,
     round_lost: u64,
@@ -232,6 +242,9 @@ impl Bbr {
             prior_cwnd: 0,
             probe_rtt_done_at: None,
             probe_rtt_round_done: false,
+            probe_rtt_floor: 0,
+            probe_rtt_drained: false,
+            probe_rtt_fallback: false,
             lost_since_ack: false,
             round_lost: 0,
             round_acked: 0,
@@ -263,8 +276,14 @@ impl Bbr {
     /// ProbeRtt's window: half a BDP, which leaves no queue at a bottleneck
     /// that one BDP fills, and keeps the link half busy meanwhile (as BBR v3
     /// does; v1's few datagrams left it idle: S2 lost ~2.5 % of its time).
+    /// The BDP is taken at the floor that expired, not at the sample that
+    /// replaced it. A few datagrams once half a BDP failed to drain.
     fn probe_rtt_cwnd(&self) -> u64 {
-        let bdp = self.btlbw.get().saturating_mul(self.min_rtt) / MICROS_PER_SEC;
+        if self.probe_rtt_fallback {
+            return self.min_cwnd();
+        }
+        let rtt = self.min_rtt.min(self.probe_rtt_floor);
+        let bdp = self.btlbw.get().saturating_mul(rtt) / MICROS_PER_SEC;
         (bdp.saturating_mul(PROBE_RTT_CWND_GAIN) / UNIT).max(self.min_cwnd())
     }
 
@@ -443,10 +462,20 @@ impl Bbr {
     fn update_min_rtt(&mut self, now: u64, ack: &AckEvent) {
         let expired =
             self.min_rtt != 0 && now > self.min_rtt_stamp.saturating_add(MIN_RTT_WINDOW_US);
+        if expired && self.mode != Mode::ProbeRtt {
+            self.probe_rtt_floor = self.min_rtt;
+            self.probe_rtt_drained = false;
+            self.probe_rtt_fallback = false;
+        }
         if ack.rtt_sampled {
             let sample = ack.rtt.latest().max(1);
             self.round_min_rtt = self.round_min_rtt.min(sample);
             self.round_rtt_samples += 1;
+            // Within the queue threshold of the old floor: nothing queued.
+            self.probe_rtt_drained |= sample
+                <= self.probe_rtt_floor.saturating_add(
+                    (self.probe_rtt_floor / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US),
+                );
             if self.min_rtt == 0 || sample <= self.min_rtt || expired {
                 self.min_rtt = sample;
                 self.min_rtt_stamp = now;
@@ -471,7 +500,15 @@ impl Bbr {
             None => {}
             Some(done) => {
                 self.probe_rtt_round_done |= self.round_start;
-                if self.probe_rtt_round_done && now >= done {
+                if self.probe_rtt_round_done
+                    && now >= done
+                    && !self.probe_rtt_drained
+                    && !self.probe_rtt_fallback
+                {
+                    // Start over at a few datagrams, which drain any queue.
+                    self.probe_rtt_fallback = true;
+                    self.probe_rtt_done_at = None;
+                } else if self.probe_rtt_round_done && now >= done {
                     self.min_rtt_stamp = now;
                     self.cwnd = self.cwnd.max(self.prior_cwnd);
                     if self.filled_pipe {
@@ -541,7 +578,7 @@ impl CongestionController for Bbr {
             app_limited = s.app_limited;
             if let Some(rate) = s.rate {
                 // An app-limited sample only says the path does at least
-                // this much; so does one from ProbeRtt's few datagrams.
+                // this much; so does one from ProbeRtt's capped window.
                 let limited = s.app_limited || self.mode == Mode::ProbeRtt;
                 if !limited || rate >= self.btlbw.get() {
                     self.btlbw.update(self.bw_round(), rate);
@@ -685,12 +722,12 @@ mod tests {
         cc.on_ack(now, &ack);
     }
 
-    #[test]
-    fn probe_rtt_holds_half_a_bdp_after_10_s_without_a_new_minimum_then_restores_the_window() {
+    /// 20 rounds at 2.5 MB/s over 20 ms, then 10 s of a standing queue (every
+    /// RTT 30 ms, no new minimum) and one ack more: ProbeRtt.
+    fn into_probe_rtt() -> (Bbr, RttEstimator, u64, u64, u64) {
         let (mut cc, mut rtt, mut d) = (Bbr::new(MSS), RttEstimator::new(20_000), 0);
         let mut now = drive(&mut cc, &mut rtt, 0, 20, 2_500_000, 0, &mut d);
         let window = cc.window();
-        // A standing queue: every RTT 10 ms above the minimum, for 10 s.
         let end = now + MIN_RTT_WINDOW_US;
         while now < end {
             now += 20_000;
@@ -700,16 +737,43 @@ mod tests {
         now += 20_000;
         ack(&mut cc, &mut rtt, now, 30_000, window, &mut d);
         assert_eq!(cc.mode(), Mode::ProbeRtt);
-        // Half a BDP, not a few datagrams: 2.5 MB/s × the expired minimum's
-        // successor (this 30 ms sample) / 2.
-        assert_eq!(cc.window(), 37_500);
-        // Flight drains; 200 ms and a round later the window comes back.
+        (cc, rtt, now, d, window)
+    }
+
+    #[test]
+    fn probe_rtt_holds_half_a_bdp_after_10_s_without_a_new_minimum_then_restores_the_window() {
+        let (mut cc, mut rtt, mut now, mut d, window) = into_probe_rtt();
+        // Half a BDP at the floor that expired (2.5 MB/s × 20 ms / 2), not
+        // at the 30 ms sample that replaced it, nor a few datagrams.
+        assert_eq!(cc.window(), 25_000);
+        // Flight falls to it (more than a few datagrams) and the RTT to the
+        // floor; 200 ms and a round later the window comes back.
+        for _ in 0..15 {
+            now += 20_000;
+            ack(&mut cc, &mut rtt, now, 20_000, 20_000, &mut d);
+        }
+        assert_eq!(cc.mode(), Mode::ProbeBw);
+        assert_eq!(cc.min_rtt, 20_000, "the floor is measured again");
+        assert!(cc.window() >= window, "{} < {window}", cc.window());
+    }
+
+    #[test]
+    fn probe_rtt_falls_back_to_a_few_datagrams_when_half_a_bdp_leaves_a_queue() {
+        let (mut cc, mut rtt, mut now, mut d, _) = into_probe_rtt();
+        // The path slowed: at half the estimated BDP the RTT stays 30 ms.
+        for _ in 0..15 {
+            now += 20_000;
+            ack(&mut cc, &mut rtt, now, 30_000, 20_000, &mut d);
+        }
+        assert_eq!(cc.mode(), Mode::ProbeRtt);
+        assert_eq!(cc.window(), MIN_CWND_DATAGRAMS * MSS);
+        // A few datagrams drain it; 200 ms and a round later ProbeRtt ends.
         for _ in 0..15 {
             now += 20_000;
             ack(&mut cc, &mut rtt, now, 20_000, 2 * MSS, &mut d);
         }
         assert_eq!(cc.mode(), Mode::ProbeBw);
-        assert!(cc.window() >= window, "{} < {window}", cc.window());
+        assert_eq!(cc.min_rtt, 20_000);
     }
 
     #[test]
@@ -884,8 +948,8 @@ mod tests {
         while cc.mode() != Mode::ProbeRtt {
             now = rounds(&mut cc, &mut rtt, now, 1, 2_500_000, 30_000, 60_000, &mut d);
         }
-        // ProbeRtt's few datagrams deliver at a few datagrams per RTT for
-        // more rounds than the bandwidth filter's window.
+        // ProbeRtt's window delivers at a few datagrams per RTT (a path
+        // that slowed) for more rounds than the bandwidth filter's window.
         let mut n = 0;
         while cc.mode() == Mode::ProbeRtt {
             now = rounds(&mut cc, &mut rtt, now, 1, 200_000, 20_000, 2 * MSS, &mut d);
