@@ -53,6 +53,7 @@ export const BROWSER_ROWS = [
   // preset, and with the low-latency preset's own 200 % budget (the SDK caps it at 60 % there).
   row('firefox', 'webtransport', 'low_latency', { fec: 'balanced' }),
   row('firefox', 'webtransport', 'low_latency', { fecBudget: 2 }),
+  row('firefox', 'webtransport', 'low_latency', { fecBudget: 1 }),
   row('chromium', 'webtransport', 'low_latency', { fecBudget: 0.6 }),
   // Firefox as shipped: performance.now() in 1 ms steps (the other Firefox rows turn that off to measure).
   row('firefox', 'webtransport', 'low_latency', { coarseClock: true }),
