@@ -73,17 +73,34 @@ async function runPeer(p, seconds, seed) {
   }
 }
 
-export async function runS2(argv = []) {
-  const quick = argv.includes('--quick');
-  const i = argv.indexOf('--seconds');
-  const seconds = i >= 0 ? Number(argv[i + 1]) : quick ? 10 : 60;
-  const o = argv.indexOf('--out');
-  const out = o >= 0 ? argv[o + 1] : join(ROOT, 'bench', 'results');
-  const n = argv.indexOf('--only');
+/** S2's flags; anything else, or a flag without its value, is refused before the run. */
+function parseArgs(argv) {
   const known = PEERS.map((p) => p.key);
-  const only = n >= 0 ? (argv[n + 1] ?? '').split(',').filter((k) => k !== '') : known;
-  const unknown = only.filter((k) => !known.includes(k));
-  if (only.length === 0 || unknown.length) throw new Error(`--only: name one or more of ${known.join(', ')}, comma-separated${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`);
+  const o = { quick: false, seconds: undefined, out: join(ROOT, 'bench', 'results'), only: known };
+  const value = (i, flag) => {
+    const v = argv[i];
+    if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') o.quick = true;
+    else if (a === '--seconds') {
+      o.seconds = Number(value(++i, a));
+      if (!(o.seconds > 0)) throw new Error(`--seconds: a positive number, got ${argv[i]}`);
+    } else if (a === '--out') o.out = value(++i, a);
+    else if (a === '--only') {
+      o.only = value(++i, a).split(',').filter((k) => k !== '');
+      const unknown = o.only.filter((k) => !known.includes(k));
+      if (o.only.length === 0 || unknown.length) throw new Error(`--only: name one or more of ${known.join(', ')}, comma-separated${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`);
+    } else throw new Error(`unknown argument ${a} (S2 takes --quick, --seconds S, --only a,b, --out DIR)`);
+  }
+  o.seconds ??= o.quick ? 10 : 60;
+  return o;
+}
+
+export async function runS2(argv = []) {
+  const { seconds, out, only } = parseArgs(argv);
   if (process.getuid?.() !== 0) throw new Error('S2 needs root (network namespaces, TUN devices)');
   ensureS1Tools();
   if (!process.env.RICOCHET_S2_PEER) run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's2_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);

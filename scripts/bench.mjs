@@ -45,9 +45,10 @@ try {
 const messages = Number(process.env.RICOCHET_BENCH_MESSAGES ?? 1_000_000);
 
 // `npm run bench -- --s1 [--quick] [--cells …] [--no-browser]`: only S1 on
-// real sockets through the emulated link (bench/s1.mjs); `--s2 [--quick]`:
-// only S2's three-hop goodput (bench/s2.mjs). Both need root. Without
-// either flag every scenario runs, S1 and S2 included when root.
+// real sockets through the emulated link (bench/s1.mjs); `--s2 [--quick]
+// [--seconds S] [--only …]`: only S2's three-hop goodput (bench/s2.mjs).
+// Both need root. Without either flag every scenario runs, S1 and S2
+// included when root.
 const argv = process.argv.slice(2);
 // `--hostile [--seconds N]`: only the relay under attack (bench/hostile.mjs).
 if (argv.includes('--hostile')) {

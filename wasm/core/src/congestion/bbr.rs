@@ -218,6 +218,11 @@ impl PhaseLoss {
     }
 }
 
+/// How far above an RTT floor a sample shows a queue, µs.
+fn queue_threshold_at(floor: u64) -> u64 {
+    (floor / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US)
+}
+
 impl Bbr {
     pub fn new(max_datagram: u64) -> Self {
         Bbr {
@@ -317,7 +322,7 @@ impl Bbr {
 
     /// Standing-queue threshold above the min RTT, µs.
     fn queue_threshold(&self) -> u64 {
-        (self.min_rtt / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US)
+        queue_threshold_at(self.min_rtt)
     }
 
     fn on_round_end(&mut self) {
@@ -473,9 +478,9 @@ impl Bbr {
             self.round_rtt_samples += 1;
             // Within the queue threshold of the old floor: nothing queued.
             self.probe_rtt_drained |= sample
-                <= self.probe_rtt_floor.saturating_add(
-                    (self.probe_rtt_floor / 4).clamp(STARTUP_QUEUE_MIN_US, STARTUP_QUEUE_MAX_US),
-                );
+                <= self
+                    .probe_rtt_floor
+                    .saturating_add(queue_threshold_at(self.probe_rtt_floor));
             if self.min_rtt == 0 || sample <= self.min_rtt || expired {
                 self.min_rtt = sample;
                 self.min_rtt_stamp = now;
@@ -505,7 +510,11 @@ impl Bbr {
                     && !self.probe_rtt_drained
                     && !self.probe_rtt_fallback
                 {
-                    // Start over at a few datagrams, which drain any queue.
+                    // Start over at a few datagrams, which drain any queue of
+                    // ours. If the path's RTT rose instead (or another flow
+                    // keeps a queue), this costs 200 ms more once: the new
+                    // floor comes from this ProbeRtt's samples, so the next
+                    // one finds RTTs near it.
                     self.probe_rtt_fallback = true;
                     self.probe_rtt_done_at = None;
                 } else if self.probe_rtt_round_done && now >= done {
@@ -759,7 +768,7 @@ mod tests {
 
     #[test]
     fn probe_rtt_falls_back_to_a_few_datagrams_when_half_a_bdp_leaves_a_queue() {
-        let (mut cc, mut rtt, mut now, mut d, _) = into_probe_rtt();
+        let (mut cc, mut rtt, mut now, mut d, window) = into_probe_rtt();
         // The path slowed: at half the estimated BDP the RTT stays 30 ms.
         for _ in 0..15 {
             now += 20_000;
@@ -767,13 +776,25 @@ mod tests {
         }
         assert_eq!(cc.mode(), Mode::ProbeRtt);
         assert_eq!(cc.window(), MIN_CWND_DATAGRAMS * MSS);
-        // A few datagrams drain it; 200 ms and a round later ProbeRtt ends.
+        // A few datagrams drain it; 200 ms and a round later ProbeRtt ends
+        // with the window back.
         for _ in 0..15 {
             now += 20_000;
             ack(&mut cc, &mut rtt, now, 20_000, 2 * MSS, &mut d);
         }
         assert_eq!(cc.mode(), Mode::ProbeBw);
         assert_eq!(cc.min_rtt, 20_000);
+        assert!(cc.window() >= window, "{} < {window}", cc.window());
+        // The next ProbeRtt, 10 s on, starts at half a BDP again.
+        let end = now + MIN_RTT_WINDOW_US;
+        while now < end {
+            now += 20_000;
+            ack(&mut cc, &mut rtt, now, 30_000, window, &mut d);
+        }
+        now += 20_000;
+        ack(&mut cc, &mut rtt, now, 30_000, window, &mut d);
+        assert_eq!(cc.mode(), Mode::ProbeRtt);
+        assert_eq!(cc.window(), 25_000);
     }
 
     #[test]
