@@ -97,6 +97,8 @@ class Players {
     this.bots = f.startBots({ tokens: wsTokens, rateHz, connOptions: CONN_OPTIONS, concurrency: 10, label: `${tag}-ws` });
     this.page = await this.browser.newPage();
     await this.page.goto(f.pageUrl);
+    // The page's module (the SDK's wasm among its imports) may finish after 'load'.
+    await this.page.waitForFunction(() => 'ricochetFleet' in window);
     const pageOpen = this.page.evaluate(
       (o) => (window as unknown as { ricochetFleet: PlayersApi }).ricochetFleet.start(o),
       { tokens: wtTokens, kind: 'webtransport', webTransportUrl: f.webTransportUrl, webSocketUrl: f.webSocketUrl, certHashes: f.certHashes, rateHz, connOptions: CONN_OPTIONS, concurrency: 5, label: `${tag}-wt`, reconnectDeadlineMs: RECONNECT_DEADLINE_MS },
