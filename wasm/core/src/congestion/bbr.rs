@@ -467,20 +467,12 @@ impl Bbr {
     fn update_min_rtt(&mut self, now: u64, ack: &AckEvent) {
         let expired =
             self.min_rtt != 0 && now > self.min_rtt_stamp.saturating_add(MIN_RTT_WINDOW_US);
-        if expired && self.mode != Mode::ProbeRtt {
-            self.probe_rtt_floor = self.min_rtt;
-            self.probe_rtt_drained = false;
-            self.probe_rtt_fallback = false;
-        }
+        // The floor before this ack's sample can replace it on expiry.
+        let floor = self.min_rtt;
         if ack.rtt_sampled {
             let sample = ack.rtt.latest().max(1);
             self.round_min_rtt = self.round_min_rtt.min(sample);
             self.round_rtt_samples += 1;
-            // Within the queue threshold of the old floor: nothing queued.
-            self.probe_rtt_drained |= sample
-                <= self
-                    .probe_rtt_floor
-                    .saturating_add(queue_threshold_at(self.probe_rtt_floor));
             if self.min_rtt == 0 || sample <= self.min_rtt || expired {
                 self.min_rtt = sample;
                 self.min_rtt_stamp = now;
@@ -492,10 +484,17 @@ impl Bbr {
             self.cwnd_gain = UNIT;
             self.prior_cwnd = self.cwnd;
             self.probe_rtt_done_at = None;
+            self.probe_rtt_floor = floor;
+            self.probe_rtt_drained = false;
+            self.probe_rtt_fallback = false;
         }
         if self.mode != Mode::ProbeRtt {
             return;
         }
+        // Within the queue threshold of the old floor: nothing queued.
+        let old_floor = self.probe_rtt_floor;
+        self.probe_rtt_drained |= ack.rtt_sampled
+            && ack.rtt.latest().max(1) <= old_floor.saturating_add(queue_threshold_at(old_floor));
         match self.probe_rtt_done_at {
             None if ack.bytes_in_flight <= self.probe_rtt_cwnd() => {
                 self.probe_rtt_done_at = Some(now.saturating_add(PROBE_RTT_DURATION_US));
@@ -505,11 +504,10 @@ impl Bbr {
             None => {}
             Some(done) => {
                 self.probe_rtt_round_done |= self.round_start;
-                if self.probe_rtt_round_done
-                    && now >= done
-                    && !self.probe_rtt_drained
-                    && !self.probe_rtt_fallback
-                {
+                if !self.probe_rtt_round_done || now < done {
+                    return;
+                }
+                if !self.probe_rtt_drained && !self.probe_rtt_fallback {
                     // Start over at a few datagrams, which drain any queue of
                     // ours. If the path's RTT rose instead (or another flow
                     // keeps a queue), this costs 200 ms more once: the new
@@ -517,16 +515,16 @@ impl Bbr {
                     // one finds RTTs near it.
                     self.probe_rtt_fallback = true;
                     self.probe_rtt_done_at = None;
-                } else if self.probe_rtt_round_done && now >= done {
-                    self.min_rtt_stamp = now;
-                    self.cwnd = self.cwnd.max(self.prior_cwnd);
-                    if self.filled_pipe {
-                        self.enter_probe_bw(now);
-                    } else {
-                        self.mode = Mode::Startup;
-                        self.pacing_gain = HIGH_GAIN;
-                        self.cwnd_gain = STARTUP_CWND_GAIN;
-                    }
+                    return;
+                }
+                self.min_rtt_stamp = now;
+                self.cwnd = self.cwnd.max(self.prior_cwnd);
+                if self.filled_pipe {
+                    self.enter_probe_bw(now);
+                } else {
+                    self.mode = Mode::Startup;
+                    self.pacing_gain = HIGH_GAIN;
+                    self.cwnd_gain = STARTUP_CWND_GAIN;
                 }
             }
         }
