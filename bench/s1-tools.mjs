@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, findOnPath, run } from '../scripts/setup.mjs';
 
-export const RICOCHET_PEER = join(ROOT, 'wasm', 'target', 'release', 'examples', 's1_peer');
+// RICOCHET_S1_PEER (an absolute path): another build of s1_peer, run as is
+// (not built), for a side-by-side run of two builds.
+export const RICOCHET_PEER = process.env.RICOCHET_S1_PEER || join(ROOT, 'wasm', 'target', 'release', 'examples', 's1_peer');
 export const GO_PEERS_DIR = join(ROOT, 'bench', 'peers');
 export const GO_PEERS = join(GO_PEERS_DIR, 'target', 'peers');
 
@@ -28,6 +30,7 @@ function ensureIptables() {
 export function ensureS1Tools() {
   ensureIptables();
   run('cargo', ['build', '--release', '--manifest-path', join(ROOT, 'netem', 'Cargo.toml')]);
-  run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's1_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
+  if (process.env.RICOCHET_S1_PEER) console.error(`S1: Ricochet's peer is ${RICOCHET_PEER} (RICOCHET_S1_PEER), run as is`);
+  else run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's1_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
   run(findGo(), ['build', '-o', GO_PEERS, '.'], { cwd: GO_PEERS_DIR });
 }
