@@ -93,6 +93,8 @@ export interface RepairFrame {
   /** Low 16 bits of the first protected packet number. */
   first_pn: number;
   count: number;
+  /** Member i of the group enters the parity times ω^(power·i) in GF(4). */
+  power: number;
   parity: string;
 }
 
@@ -333,12 +335,16 @@ function decodeFragment(r: Reader): FragmentFrame {
 function decodeRepair(r: Reader): RepairFrame {
   const first_pn = r.u16('first_pn');
   const countAt = r.offset;
-  const count = r.u8('repair count');
+  const countByte = r.u8('repair count');
+  // Low six bits the count, top two the power of ω (0..=2).
+  const count = countByte & 0x3f;
+  const power = countByte >> 6;
   if (count < MIN_REPAIR_COUNT || count > MAX_REPAIR_COUNT) r.fail(`REPAIR count ${count} outside ${MIN_REPAIR_COUNT}..=${MAX_REPAIR_COUNT}`, countAt);
+  if (power > 2) r.fail(`REPAIR power ${power} outside 0..=2`, countAt);
   const parityAt = r.offset;
   const raw = r.bytes('parity');
   if (raw.length < MIN_PARITY_BYTES) r.fail(`REPAIR parity of ${raw.length} bytes (< ${MIN_PARITY_BYTES})`, parityAt);
-  return { type: 'REPAIR', first_pn, count, parity: toHex(raw) };
+  return { type: 'REPAIR', first_pn, count, power, parity: toHex(raw) };
 }
 
 function decodeLossReport(r: Reader): LossReportFrame {
@@ -448,26 +454,67 @@ function image(datagram: Uint8Array): Uint8Array {
   return out;
 }
 
+// GF(4) = {0, 1, ω, ω²} with ω² = ω + 1: each byte holds four elements,
+// bit pairs whose low bit counts 1 and high bit ω. Non-zero elements as
+// powers of ω: 1 = 0b01, ω = 0b10, ω² = 0b11.
+const GF4_EXP = [0b01, 0b10, 0b11];
+const GF4_LOG = [-1, 0, 1, 2];
+
+/** Every element of byte `x` times ω^power. */
+export function gf4Times(x: number, power: number): number {
+  let out = 0;
+  for (let shift = 0; shift < 8; shift += 2) {
+    const e = (x >> shift) & 3;
+    if (e !== 0) out |= GF4_EXP[(GF4_LOG[e]! + power) % 3]! << shift;
+  }
+  return out;
+}
+
+/** The body an image carries, or null when WIRE.md says to refuse it. */
+function bodyOfImage(img: Uint8Array): Uint8Array | null {
+  const view = new DataView(img.buffer, img.byteOffset, img.byteLength);
+  const len = view.getUint16(0, true);
+  if (MIN_PARITY_BYTES + len > img.length) return null;
+  const body = img.subarray(MIN_PARITY_BYTES, MIN_PARITY_BYTES + len);
+  if (img.subarray(MIN_PARITY_BYTES + len).some((b) => b !== 0)) return null;
+  if (fnv1a32(body) !== view.getUint32(2, true)) return null;
+  return body;
+}
+
+const fromHex = (h: string) => Uint8Array.from(h.match(/../g) ?? [], (x) => parseInt(x, 16));
+
+/**
+ * Both members of a two-packet group, both lost, from two of its REPAIRs of
+ * different powers p and q: r = A + ω^p·B and s = A + ω^q·B, so
+ * r + s = (ω^p + ω^q)·B and A = r + ω^p·B. Null if either is refused.
+ */
+export function rebuildBoth(r: RepairFrame, s: RepairFrame): [Uint8Array, Uint8Array] | null {
+  const x = fromHex(r.parity);
+  const y = fromHex(s.parity);
+  if (r.count !== 2 || s.count !== 2 || r.power === s.power || x.length !== y.length) return null;
+  const sum = GF4_EXP[r.power]! ^ GF4_EXP[s.power]!; // ω^p + ω^q, non-zero
+  const inverse = (3 - GF4_LOG[sum]!) % 3;
+  const b = x.map((v, i) => gf4Times(v ^ y[i]!, inverse));
+  const a = x.map((v, i) => v ^ gf4Times(b[i]!, r.power));
+  const bodyA = bodyOfImage(a);
+  const bodyB = bodyOfImage(b);
+  return bodyA && bodyB ? [bodyA, bodyB] : null;
+}
+
 /**
  * Rebuilds the body (frames) of the one protected packet missing from a
- * REPAIR's group, given every other member's datagram as received. Returns
+ * REPAIR's group (power 0), given every other member's datagram as received. Returns
  * null when WIRE.md says to refuse the result (length beyond the parity,
  * non-zero padding, or a check value that does not match).
  */
 export function rebuildBody(parityHex: string, others: Uint8Array[]): Uint8Array | null {
-  const parity = Uint8Array.from(parityHex.match(/../g) ?? [], (h) => parseInt(h, 16));
+  const parity = fromHex(parityHex);
   for (const d of others) {
     const img = image(d);
     if (img.length > parity.length) return null;
     for (let i = 0; i < img.length; i++) parity[i]! ^= img[i]!;
   }
-  const view = new DataView(parity.buffer);
-  const len = view.getUint16(0, true);
-  if (MIN_PARITY_BYTES + len > parity.length) return null;
-  const body = parity.subarray(MIN_PARITY_BYTES, MIN_PARITY_BYTES + len);
-  if (parity.subarray(MIN_PARITY_BYTES + len).some((b) => b !== 0)) return null;
-  if (fnv1a32(body) !== view.getUint32(2, true)) return null;
-  return body;
+  return bodyOfImage(parity);
 }
 
 // ---- Authentication (WIRE.md "Authentication"), on BigInt for clarity ----

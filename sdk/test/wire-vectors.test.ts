@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AckFrame, DataPacket, DecodedPacket, RepairFrame } from './wire-decoder';
-import { WireDecodeError, ackRanges, decodeDatagram, fnv1a32, packetTag, rebuildBody, siphash24, tagKey, welcomeNumber } from './wire-decoder';
+import { WireDecodeError, ackRanges, decodeDatagram, fnv1a32, gf4Times, packetTag, rebuildBody, rebuildBoth, siphash24, tagKey, welcomeNumber } from './wire-decoder';
 
 interface ValidVector {
   name: string;
@@ -384,6 +384,18 @@ describe('hand-written cases from WIRE.md', () => {
     expect(rebuildBody(frame.parity, [b])).toEqual(a.subarray(15));
   });
 
+  it('two REPAIRs of different powers rebuild both protected packets of the vectors', () => {
+    const byName = (n: string) => hex(vectors.find((v) => v.name === n)!.hex);
+    const plain = (decodeDatagram(byName('data_repair')) as DataPacket).frames[0] as RepairFrame;
+    const power1 = (decodeDatagram(byName('data_repair_power1')) as DataPacket).frames[0] as RepairFrame;
+    expect([plain.power, power1.power, power1.count, power1.first_pn]).toEqual([0, 1, 2, plain.first_pn]);
+    const both = rebuildBoth(plain, power1);
+    expect(both).toEqual([byName('protected_a').subarray(15), byName('protected_b').subarray(15)]);
+    // Elements ω², ω, 1, 0 times ω: 1, ω², ω, 0.
+    expect(gf4Times(0b11_10_01_00, 1)).toBe(0b01_11_10_00);
+    expect(rebuildBoth(plain, plain)).toBeNull();
+  });
+
   it('a rebuilt packet with any flipped parity bit is refused', () => {
     const byName = (n: string) => hex(vectors.find((v) => v.name === n)!.hex);
     const a = byName('protected_a');
@@ -400,10 +412,12 @@ describe('hand-written cases from WIRE.md', () => {
   it('REPAIR count is 1..=32 and its parity at least 6 bytes; LOSS_REPORT is two u16', () => {
     const repair = (count: number, parity: number[]) => bytes(DATA, 0x20, 0x34, 0x12, count, parity.length, parity);
     expect(decodeDatagram(repair(32, [0, 0, 0, 0, 0, 0]))).toMatchObject({
-      frames: [{ type: 'REPAIR', first_pn: 0x1234, count: 32, parity: '000000000000' }],
+      frames: [{ type: 'REPAIR', first_pn: 0x1234, count: 32, power: 0, parity: '000000000000' }],
     });
     expect(() => decodeDatagram(repair(0, [0, 0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
     expect(() => decodeDatagram(repair(33, [0, 0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
+    expect(decodeDatagram(repair(0x82, [0, 0, 0, 0, 0, 0]))).toMatchObject({ frames: [{ type: 'REPAIR', count: 2, power: 2 }] });
+    expect(() => decodeDatagram(repair(0xc2, [0, 0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
     expect(() => decodeDatagram(repair(1, [0, 0, 0, 0, 0]))).toThrow(WireDecodeError);
     expect(decodeDatagram(bytes(DATA, 0x21, 0xff, 0xff, 0x01, 0x00))).toMatchObject({
       frames: [{ type: 'LOSS_REPORT', loss: 65535, burst: 1 }],

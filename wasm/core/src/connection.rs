@@ -637,12 +637,13 @@ impl Connection {
             Frame::Repair {
                 first_pn,
                 count,
+                power,
                 parity,
             } => {
                 let first = expand_u16(first_pn, pn);
                 // Only packets before this one can be protected by it.
                 if !rebuilt && first + count as u64 <= pn {
-                    self.fec.rx.on_repair(now, first, count, parity);
+                    self.fec.rx.on_repair(now, first, count, power, parity);
                 }
                 true
             }

@@ -357,7 +357,7 @@ impl Connection {
             // ACK was lost, so a repair would double each one's cost for
             // nothing. Under bursts it keeps its repair.
             let bare_resend =
-                resent == chunks.len() && deadline.is_some() && self.fec.tx.halves_pay();
+                resent == chunks.len() && deadline.is_some() && self.fec.tx.one_halves_repair();
             let protect =
                 !chunks.is_empty() && !bare_resend && (deadline.is_some() || !self.bulk());
             let resend_after = self.early_resend_after();
@@ -433,7 +433,13 @@ impl Connection {
         {
             self.received.on_ack_sent();
         }
-        wire::encode_repair(w, repair.first_pn, repair.count, &repair.parity);
+        wire::encode_repair(
+            w,
+            repair.first_pn,
+            repair.count,
+            repair.power,
+            &repair.parity,
+        );
         self.fec.tx.recycle(repair.parity);
         self.packet_numbers.advance();
         let n = w.len();

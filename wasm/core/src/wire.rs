@@ -32,6 +32,9 @@ pub const PATH_DATA_LEN: usize = 8;
 
 /// Most packets one REPAIR frame protects.
 pub const MAX_REPAIR_COUNT: u8 = 32;
+/// A REPAIR frame's count byte: the count in its low six bits, the power
+/// of ω (`fec::parity`) in the top two.
+const REPAIR_POWER_SHIFT: u8 = 6;
 
 /// Type byte + connection ID (4) + truncated packet number (2) + tag (8).
 pub const DATA_HEADER_LEN: usize = 15;
@@ -466,11 +469,13 @@ pub enum Frame<'a> {
         count: u32,
         data: &'a [u8],
     },
-    /// XOR parity over DATA packets `first_pn .. first_pn + count` (low 16
-    /// bits of the first; see `fec::parity` for the layout).
+    /// Parity over DATA packets `first_pn .. first_pn + count` (low 16
+    /// bits of the first), member `i` times ω^(power·i) (see `fec::parity`
+    /// for the layout; power 0 is their XOR).
     Repair {
         first_pn: u16,
         count: u8,
+        power: u8,
         parity: &'a [u8],
     },
     /// The sender's measured loss on the packets it receives, and P(lost |
@@ -566,9 +571,13 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
         }
         FRAME_REPAIR => {
             let first_pn = r.u16()?;
-            let count = r.u8()?;
+            let byte = r.u8()?;
+            let (count, power) = (byte & 0x3f, byte >> REPAIR_POWER_SHIFT);
             if count == 0 || count > MAX_REPAIR_COUNT {
                 return Err(WireError::Invalid("repair count"));
+            }
+            if power >= crate::fec::parity::POWERS {
+                return Err(WireError::Invalid("repair power"));
             }
             let parity = r.len_prefixed()?;
             if parity.len() < crate::fec::IMAGE_HEADER {
@@ -577,6 +586,7 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
             Frame::Repair {
                 first_pn,
                 count,
+                power,
                 parity,
             }
         }
@@ -602,13 +612,14 @@ pub fn repair_frame_len(parity_len: usize) -> usize {
     1 + 2 + 1 + varint_len(parity_len as u64) + parity_len
 }
 
-pub fn encode_repair(w: &mut Writer, first_pn: u64, count: u8, parity: &[u8]) -> bool {
+/// `power` < `fec::parity::POWERS`, `count` ≤ [`MAX_REPAIR_COUNT`].
+pub fn encode_repair(w: &mut Writer, first_pn: u64, count: u8, power: u8, parity: &[u8]) -> bool {
     if repair_frame_len(parity.len()) > w.remaining() {
         return false;
     }
     w.put_u8(FRAME_REPAIR)
         && w.put_u16(first_pn as u16)
-        && w.put_u8(count)
+        && w.put_u8(count | power << REPAIR_POWER_SHIFT)
         && w.put_len_prefixed(parity)
 }
 

@@ -1,7 +1,8 @@
 //! Messages in halves (issue 16): on a path losing packets independently,
 //! a latency-targeted message goes in two packets and one XOR of them, so a
 //! loss is rebuilt in the same tick for half a message of repair instead of
-//! a whole copy; under bursts, whole messages and their copies stay.
+//! a whole copy; under bursts, two or three repairs of different powers of
+//! ω, any two of the packets rebuilding the message.
 
 mod common;
 
@@ -39,6 +40,8 @@ struct Carried {
     fragments: Vec<(u32, u32)>,
     messages: usize,
     repair: Option<u8>,
+    /// The REPAIR's power of ω (0: the XOR).
+    power: Option<u8>,
 }
 
 fn carried(d: &[u8]) -> Carried {
@@ -48,7 +51,10 @@ fn carried(d: &[u8]) -> Carried {
         match f {
             Frame::Fragment { index, count, .. } => c.fragments.push((index, count)),
             Frame::Messages { .. } => c.messages += 1,
-            Frame::Repair { count, .. } => c.repair = Some(count),
+            Frame::Repair { count, power, .. } => {
+                c.repair = Some(count);
+                c.power = Some(power);
+            }
             _ => {}
         }
     }
@@ -230,14 +236,69 @@ fn a_message_fragmented_for_size_keeps_a_repair_per_fragment() {
 }
 
 #[test]
-fn under_bursty_loss_and_on_a_clean_link_messages_go_whole() {
-    for loss in [LossModel::bursty(0.10, 0.25), LossModel::None] {
-        let mut p = warmed_up(loss, 5);
-        let sent = send_one(&mut p, 10_000);
-        let first = carried(&sent[0]);
+fn on_a_clean_link_messages_go_whole() {
+    let mut p = warmed_up(LossModel::None, 5);
+    let sent = send_one(&mut p, 10_000);
+    let first = carried(&sent[0]);
+    assert!(
+        first.fragments.is_empty() && first.messages == 1,
+        "{first:?}"
+    );
+}
+
+#[test]
+fn under_bursts_a_message_in_halves_gets_repairs_of_other_powers() {
+    // Seeds whose warm-up reads as bursts (a few read heavier, and their
+    // messages go whole with copies, as before).
+    let mut three = 0;
+    for seed in [6, 7, 9, 10, 11] {
+        let mut p = warmed_up(LossModel::bursty(0.10, 0.25), seed);
+        let w: Vec<Carried> = send_one(&mut p, 10_000)
+            .iter()
+            .map(|d| carried(d))
+            .collect();
+        assert_eq!(w[0].fragments, [(0, 2)], "{w:?}");
+        assert_eq!(w[1].fragments, [(1, 2)], "{w:?}");
+        let powers: Vec<_> = w[2..].iter().map(|c| (c.repair, c.power)).collect();
         assert!(
-            first.fragments.is_empty() && first.messages == 1,
-            "{loss:?}: {first:?}"
+            powers == [(Some(2), Some(0)), (Some(2), Some(1))]
+                || powers == [(Some(2), Some(0)), (Some(2), Some(1)), (Some(2), Some(2))],
+            "{w:?}"
+        );
+        three += (w.len() == 5) as u32;
+    }
+    // Two repairs would leave more late than the rule aims at on s1_bursty:
+    // three for all (a milder reading of the bursts mixes two and three,
+    // `fec::encoder`'s tests).
+    assert!(three >= 4, "three repairs for most: {three} of 5");
+}
+
+#[test]
+fn under_bursts_any_two_of_a_messages_packets_deliver_it_in_the_same_tick() {
+    // Seed 9 sends five packets: halves 0 and 1, repairs of powers 0, 1, 2.
+    for [a, b] in [
+        [3, 4],
+        [2, 4],
+        [2, 3],
+        [0, 3],
+        [1, 3],
+        [0, 4],
+        [1, 4],
+        [0, 2],
+        [1, 2],
+        [0, 1],
+    ] {
+        let mut p = warmed_up(LossModel::bursty(0.10, 0.25), 9);
+        let sent = send_one(&mut p, 10_000);
+        assert_eq!(sent.len(), 5, "halves and three repairs");
+        for i in [a, b] {
+            let _ = p.server.handle_datagram(p.now, &sent[i]);
+        }
+        p.drive();
+        assert!(
+            delivered(&p, 10_000),
+            "packets {a} and {b} of {}",
+            sent.len()
         );
     }
 }

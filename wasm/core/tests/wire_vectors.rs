@@ -67,9 +67,10 @@ fn describe(d: &[u8]) -> Option<String> {
                 "{{\"type\":\"FRAGMENT\",\"channel\":{channel},\"seq\":{seq},\"index\":{index},\"count\":{count},\"data\":\"{}\"}}",
                 hex(data)
             ),
-            Frame::Repair { first_pn, count, parity } => {
-                format!("{{\"type\":\"REPAIR\",\"first_pn\":{first_pn},\"count\":{count},\"parity\":\"{}\"}}", hex(parity))
-            }
+            Frame::Repair { first_pn, count, power, parity } => format!(
+                "{{\"type\":\"REPAIR\",\"first_pn\":{first_pn},\"count\":{count},\"power\":{power},\"parity\":\"{}\"}}",
+                hex(parity)
+            ),
             Frame::LossReport { loss, burst } => format!("{{\"type\":\"LOSS_REPORT\",\"loss\":{loss},\"burst\":{burst}}}"),
             Frame::PathChallenge(data) => format!("{{\"type\":\"PATH_CHALLENGE\",\"data\":\"{}\"}}", hex(&data)),
             Frame::PathResponse(data) => format!("{{\"type\":\"PATH_RESPONSE\",\"data\":\"{}\"}}", hex(&data)),
@@ -144,8 +145,9 @@ fn messages(w: &mut Writer, channel: u8, first_seq: u16, msgs: &[&[u8]]) -> bool
 }
 
 /// Two protected DATA packets (numbers 65535 and 65536, i.e. 0 on the
-/// wire) and the REPAIR that rebuilds either from the other.
-fn repair_group() -> [(Vec<u8>, Seal); 3] {
+/// wire), the REPAIR that rebuilds either from the other, and one of power
+/// 1 that rebuilds both with it.
+fn repair_group() -> [(Vec<u8>, Seal); 4] {
     let a = up(65_535, |w| messages(w, 0, 41, &[b"first"]));
     let b = up(65_536, |w| {
         w.put_u8(wire::FRAME_PING) && messages(w, 0, 42, &[b"second, longer"])
@@ -153,13 +155,22 @@ fn repair_group() -> [(Vec<u8>, Seal); 3] {
     let mut parity = Vec::new();
     fec::parity::xor_image(&mut parity, &a.0[wire::DATA_HEADER_LEN..]);
     fec::parity::xor_image(&mut parity, &b.0[wire::DATA_HEADER_LEN..]);
-    let repair = up(65_537, |w| wire::encode_repair(w, 65_535, 2, &parity));
-    [a, b, repair]
+    let repair = up(65_537, |w| wire::encode_repair(w, 65_535, 2, 0, &parity));
+    let (mut p0, mut p1) = (Vec::new(), Vec::new());
+    for (i, d) in [&a.0, &b.0].into_iter().enumerate() {
+        fec::parity::add_images(
+            &mut [(&mut p0, 0), (&mut p1, i as u8)],
+            &d[wire::DATA_HEADER_LEN..],
+        );
+    }
+    assert_eq!(p0, parity, "power 0 is the XOR");
+    let power1 = up(65_538, |w| wire::encode_repair(w, 65_535, 2, 1, &p1));
+    [a, b, repair, power1]
 }
 
 fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
     let id = 0x1234_5678;
-    let [protected_a, protected_b, repair] = repair_group();
+    let [protected_a, protected_b, repair, repair_power1] = repair_group();
     let long: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
     let mut acks = ReceivedPackets::default();
     for pn in [0u64, 1, 2, 3, 5, 6, 9, 10, 11, 20] {
@@ -242,6 +253,7 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
         ("protected_a", protected_a),
         ("protected_b", protected_b),
         ("data_repair", repair),
+        ("data_repair_power1", repair_power1),
         (
             "data_loss_report",
             up(8, |w| {
@@ -346,6 +358,10 @@ fn vectors() -> Vec<(&'static str, (Vec<u8>, Seal))> {
         (
             "invalid_repair_count_33",
             plain([bad(&[0x20, 0, 0, 33, 6]), vec![0; 6]].concat()),
+        ),
+        (
+            "invalid_repair_power_3",
+            plain([bad(&[0x20, 0, 0, 0xc2, 6]), vec![0; 6]].concat()),
         ),
         (
             "invalid_repair_short_parity",

@@ -146,8 +146,14 @@ fn frame_loop(body: &[u8]) {
                         );
                     }
                     Frame::Fragment { index, count, .. } => assert!(count >= 2 && index < count),
-                    Frame::Repair { count, parity, .. } => {
+                    Frame::Repair {
+                        count,
+                        power,
+                        parity,
+                        ..
+                    } => {
                         assert!((1..=wire::MAX_REPAIR_COUNT).contains(&count) && parity.len() >= 6);
+                        assert!(power < ricochet_core::fec::parity::POWERS);
                         // Whatever the parity holds, rebuilding refuses or returns a body inside it.
                         if let Some(b) = ricochet_core::fec::parity::recovered_body(parity) {
                             assert!(b.len() + 6 <= parity.len());

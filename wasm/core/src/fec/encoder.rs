@@ -14,7 +14,10 @@
 //! right after a loss (the repair) is lost far more often than the mean, so
 //! one copy leaves too many packets late; the encoder then sends the same
 //! repair twice, for the share of such groups `controller::second_copy_share`
-//! says the latency target needs, as far as the budget allows.
+//! says the latency target needs, as far as the budget allows. A message in
+//! halves gets instead repairs of other powers of ω (`parity`), so that any
+//! two of its packets rebuild it, as many as `controller::halves_repairs`
+//! says.
 
 use super::{controller, FecConfig, IMAGE_HEADER};
 use crate::prelude::*;
@@ -34,6 +37,9 @@ const REPORT_AVERAGING: f64 = 1.0 / 4.0;
 /// (image header plus the above) still fits one datagram.
 pub const PROTECTED_RESERVE: usize = REPAIR_PACKET_OVERHEAD + IMAGE_HEADER;
 
+/// Parity buffers kept for reuse (no allocation per group).
+const POOL: usize = 6;
+
 /// A packet's share of a message sent in halves (`datagram_size::cut_for`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Halves {
@@ -52,8 +58,8 @@ struct Group {
     count: u8,
     /// A member carries a first half whose second has not joined yet.
     awaits_half: bool,
-    /// Its members include a message's halves: sent so only while one
-    /// repair suffices (`controller::halves_pay`), so never twice.
+    /// Its members include a message's halves (`controller::halves_pay`):
+    /// never a copy of its repair, but repairs of other powers.
     halves: bool,
     /// Earliest time a member's latency target wants the repair sent.
     deadline: Option<u64>,
@@ -63,13 +69,20 @@ struct Group {
     /// chance to arrive within it.
     by_deadline: bool,
     parity: Vec<u8>,
+    /// Parities of powers 1 and 2, kept from its first member when a first
+    /// half opened it while halves need more than one repair (else empty
+    /// and `weighted` false).
+    more: [Vec<u8>; 2],
+    weighted: bool,
 }
 
-/// A repair ready to go: protects `first_pn .. first_pn + count`.
+/// A repair ready to go: protects `first_pn .. first_pn + count`, member
+/// `i` times ω^(power·i).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Repair {
     pub first_pn: u64,
     pub count: u8,
+    pub power: u8,
     pub parity: Vec<u8>,
 }
 
@@ -93,17 +106,16 @@ pub struct RepairEncoder {
     due: bool,
     /// Largest datagram; bounds credit so an idle stretch cannot save up a burst.
     max_datagram: usize,
-    spare: Vec<u8>,
+    pool: Vec<Vec<u8>>,
     /// How long after its first member a group's repair still beats the
     /// retransmission (see `set_useful_for`); None = no limit.
     useful_for: Option<u64>,
     /// Recent repairs sent: (first protected packet, count, the repair's
     /// own packet number).
     sent: crate::ring::Ring<(u64, u8, u64)>,
-    /// A repair to send once more (first protected packet, count; its
-    /// parity in `again_parity`), due right after the first copy.
-    again: Option<(u64, u8)>,
-    again_parity: Vec<u8>,
+    /// More repairs of the last group (a copy, or other powers), due right
+    /// after its first, taken from the back.
+    again: Vec<Repair>,
     /// The reports averaged (weight [`REPORT_AVERAGING`] to the newest):
     /// one report (about one a second) comes from ~13 losses at 5 %, too
     /// few to choose halves by (`halves_pay`) without flipping between
@@ -112,9 +124,16 @@ pub struct RepairEncoder {
     avg_burst: f64,
     /// The averages hold a report (none yet, or the last one expired).
     averaging: bool,
+    /// From the averages: repairs a message in halves needs, and copies a
+    /// whole one needs (`controller::halves_repairs`, `whole_repairs`).
+    halves_plan: Option<f64>,
+    whole_plan: f64,
     /// Running share of deadline groups owed a second copy (see
     /// `controller::second_copy_share`): a copy goes whenever it reaches 1.
     second_share: f64,
+    /// The same for halves owed one repair more than the whole part of
+    /// `controller::halves_repairs`.
+    more_share: f64,
 }
 
 impl RepairEncoder {
@@ -128,15 +147,17 @@ impl RepairEncoder {
             credit: 0.0,
             due: false,
             max_datagram,
-            spare: Vec::new(),
+            pool: Vec::new(),
             useful_for: None,
             sent: Default::default(),
-            again: None,
-            again_parity: Vec::new(),
+            again: Vec::new(),
             second_share: 0.0,
+            more_share: 0.0,
             avg_loss: 0.0,
             avg_burst: 0.0,
             averaging: false,
+            halves_plan: None,
+            whole_plan: 1.0,
         }
     }
 
@@ -165,6 +186,8 @@ impl RepairEncoder {
             self.avg_loss += (loss - self.avg_loss) * REPORT_AVERAGING;
             self.avg_burst += (burst - self.avg_burst) * REPORT_AVERAGING;
         }
+        self.halves_plan = controller::halves_repairs(self.avg_loss, self.avg_burst);
+        self.whole_plan = controller::whole_repairs(self.avg_loss, self.avg_burst);
         self.loss = loss;
         self.burst = burst;
         self.reported_at = now;
@@ -186,10 +209,29 @@ impl RepairEncoder {
         (self.loss, self.burst)
     }
 
-    /// Whether a latency-targeted message should go in halves now (see
-    /// `controller::halves_pay`): repair is on and the loss allows it.
-    pub fn halves_pay(&self) -> bool {
-        self.active() && controller::halves_pay(self.avg_loss, self.avg_burst)
+    /// Whether a latency-targeted message of `len` bytes should go in
+    /// halves now (see `controller::halves_pay`): repair is on and the loss
+    /// makes them cheaper.
+    pub fn halves_pay(&self, len: usize) -> bool {
+        self.active()
+            && controller::halves_pay(self.halves_plan, self.whole_plan, len, self.config.budget)
+    }
+
+    /// Messages go in halves (if at all) with their XOR alone: the loss is
+    /// independent enough that one repair keeps them in time.
+    pub fn one_halves_repair(&self) -> bool {
+        self.active() && self.halves_plan == Some(1.0)
+    }
+
+    /// Halves need more than one repair now (`controller::halves_repairs`).
+    fn more_halves_repairs(&self) -> Option<f64> {
+        self.halves_plan.filter(|&r| r > 1.0)
+    }
+
+    fn buffer(&mut self) -> Vec<u8> {
+        let mut v = self.pool.pop().unwrap_or_default();
+        v.clear();
+        v
     }
 
     /// Packets per repair now, or None when repair is off.
@@ -236,8 +278,15 @@ impl RepairEncoder {
             if !carries_messages {
                 return;
             }
-            let mut parity = core::mem::take(&mut self.spare);
-            parity.clear();
+            let parity = self.buffer();
+            // Only a group a first half opens gets the other powers (a half
+            // joining an open group gets its XOR alone).
+            let weighted = halves == Halves::First && self.more_halves_repairs().is_some();
+            let more = if weighted {
+                [self.buffer(), self.buffer()]
+            } else {
+                Default::default()
+            };
             self.group = Some(Group {
                 first_pn: pn,
                 count: 0,
@@ -247,6 +296,8 @@ impl RepairEncoder {
                 opened_at: now,
                 by_deadline: false,
                 parity,
+                more,
+                weighted,
             });
         }
         if carries_messages {
@@ -254,7 +305,13 @@ impl RepairEncoder {
             self.credit = (self.credit + self.config.budget * (body.len() + 7) as f64).min(cap);
         }
         let Some(g) = self.group.as_mut() else { return };
-        super::parity::xor_image(&mut g.parity, body);
+        if g.weighted {
+            let i = g.count % 3;
+            let [m1, m2] = &mut g.more;
+            super::parity::add_images(&mut [(&mut g.parity, 0), (m1, i), (m2, 2 * i % 3)], body);
+        } else {
+            super::parity::xor_image(&mut g.parity, body);
+        }
         g.count += 1;
         if let Some(d) = deadline {
             g.deadline = Some(g.deadline.map_or(d, |e| e.min(d)));
@@ -279,7 +336,7 @@ impl RepairEncoder {
     }
 
     fn evaluate(&mut self, now: u64, k: u8) {
-        if self.again.is_some() {
+        if !self.again.is_empty() {
             return; // the last group's second copy goes first
         }
         let Some(g) = self.group.as_mut() else { return };
@@ -306,16 +363,21 @@ impl RepairEncoder {
     /// Give up the open group, if any: its packets rely on retransmission.
     pub fn abandon(&mut self) {
         if let Some(g) = self.group.take() {
-            self.spare = g.parity;
+            self.recycle(g.parity);
+            for v in g.more {
+                self.recycle(v);
+            }
         }
-        self.again = None;
+        while let Some(r) = self.again.pop() {
+            self.recycle(r.parity);
+        }
         self.due = false;
     }
 
     /// When the timer table should wake us: the open group's latency
     /// deadline, if the budget could pay for its repair then.
     pub fn timer(&self) -> Option<u64> {
-        if self.again.is_some() {
+        if !self.again.is_empty() {
             return None;
         }
         let g = self.group.as_ref()?;
@@ -344,41 +406,78 @@ impl RepairEncoder {
             return None;
         }
         self.due = false;
-        if let Some((first_pn, count)) = self.again.take() {
-            let parity = core::mem::take(&mut self.again_parity);
-            self.credit -= (parity.len() + REPAIR_PACKET_OVERHEAD) as f64;
-            // The peer may rebuild from this copy: its verdict waits for it.
+        if let Some(r) = self.again.pop() {
+            self.credit -= (r.parity.len() + REPAIR_PACKET_OVERHEAD) as f64;
+            // The peer may rebuild from this one: its verdict waits for it.
             if let Some(s) = self.sent.back_mut() {
-                if (s.0, s.1) == (first_pn, count) {
+                if (s.0, s.1) == (r.first_pn, r.count) {
                     s.2 = repair_pn;
                 }
             }
-            return Some(Repair {
-                first_pn,
-                count,
-                parity,
-            });
+            self.due = !self.again.is_empty();
+            return Some(r);
         }
-        let g = self.group.take()?;
+        let mut g = self.group.take()?;
         let cost = Self::cost(&g);
         self.credit -= cost;
         if self.sent.len() >= 32 {
             self.sent.pop_front();
         }
         self.sent.push_back((g.first_pn, g.count, repair_pn));
-        if g.by_deadline && !g.halves && self.second_copy_owed(g.count) && self.credit >= cost {
-            let mut copy = core::mem::take(&mut self.again_parity);
-            copy.clear();
-            copy.extend_from_slice(&g.parity);
-            self.again_parity = copy;
-            self.again = Some((g.first_pn, g.count));
-            self.due = true;
+        if g.by_deadline {
+            let extra = if !g.halves {
+                self.second_copy_owed(g.count) as usize
+            } else if g.weighted {
+                self.halves_extra().min(g.more.len())
+            } else {
+                0
+            };
+            // As many as the budget pays for now (a negative credit casts
+            // to 0); powers 1 then 2, taken from the back.
+            let extra = extra.min((self.credit / cost) as usize);
+            for k in (0..extra).rev() {
+                let (power, parity) = if g.halves {
+                    (k as u8 + 1, core::mem::take(&mut g.more[k]))
+                } else {
+                    let mut copy = self.buffer();
+                    copy.extend_from_slice(&g.parity);
+                    (0, copy)
+                };
+                self.again.push(Repair {
+                    first_pn: g.first_pn,
+                    count: g.count,
+                    power,
+                    parity,
+                });
+            }
+            self.due = extra > 0;
+        }
+        for v in g.more {
+            self.recycle(v);
         }
         Some(Repair {
             first_pn: g.first_pn,
             count: g.count,
+            power: 0,
             parity: g.parity,
         })
+    }
+
+    /// Repairs beyond the XOR this halves group gets (see
+    /// `controller::halves_repairs`): the whole part less one, and one more
+    /// whenever the running share reaches 1.
+    fn halves_extra(&mut self) -> usize {
+        let Some(r) = self.more_halves_repairs() else {
+            self.more_share = 0.0;
+            return 0;
+        };
+        let whole = r as usize;
+        self.more_share += r - whole as f64;
+        let more = self.more_share >= 1.0;
+        if more {
+            self.more_share -= 1.0;
+        }
+        whole - 1 + more as usize
     }
 
     /// Whether this deadline group's repair goes twice (see the module doc).
@@ -397,13 +496,19 @@ impl RepairEncoder {
     }
 
     /// Whether packet `pn` may still be rebuilt by the peer: it is in the
-    /// open group (its repair may yet leave), or the packet number its
-    /// repair was sent in, if one was.
+    /// open group or has a repair queued (one may yet leave), or the packet
+    /// number its last repair was sent in, if one was.
     pub fn repair_of(&self, pn: u64) -> Option<RepairFate> {
-        if let Some(g) = &self.group {
-            if (g.first_pn..g.first_pn + g.count as u64).contains(&pn) {
-                return Some(RepairFate::Pending);
-            }
+        let covers = |first: u64, count: u8| (first..first + count as u64).contains(&pn);
+        // A repair still to leave (the open group's, or one of `again`) is
+        // a chance the peer has yet: a packet sent before it settles nothing.
+        if self
+            .group
+            .as_ref()
+            .is_some_and(|g| covers(g.first_pn, g.count))
+            || self.again.iter().any(|r| covers(r.first_pn, r.count))
+        {
+            return Some(RepairFate::Pending);
         }
         self.sent
             .iter()
@@ -414,12 +519,8 @@ impl RepairEncoder {
 
     /// Reuse a written repair's buffer (no allocation per group).
     pub fn recycle(&mut self, parity: Vec<u8>) {
-        if self.spare.capacity() >= parity.capacity()
-            && self.again_parity.capacity() < parity.capacity()
-        {
-            self.again_parity = parity;
-        } else {
-            self.spare = parity;
+        if self.pool.len() < POOL && parity.capacity() > 0 {
+            self.pool.push(parity);
         }
     }
 }
@@ -532,6 +633,7 @@ mod tests {
                 let copy = Repair {
                     first_pn: r.first_pn,
                     count: r.count,
+                    power: r.power,
                     parity: r.parity.clone(),
                 };
                 out.push((pn, copy));
@@ -564,6 +666,69 @@ mod tests {
             e.repair_of(last.first_pn),
             Some(RepairFate::SentIn(*last_pn))
         );
+    }
+
+    #[test]
+    fn bursts_give_a_message_in_halves_repairs_of_other_powers() {
+        // Milder bursts than s1_bursty: the halves' XOR, then power 1, and
+        // power 2 for a share (`controller::halves_repairs`).
+        let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
+        e.on_report(0, 0.10, 0.15);
+        let mut sets = Vec::new();
+        let mut pn = 0;
+        for t in 0..50u64 {
+            let now = t * 16_667;
+            let first = pn;
+            e.on_packet_sent(now, pn, &[1; 207], true, Some(now + 3_000), Halves::First);
+            e.on_packet_sent(
+                now,
+                pn + 1,
+                &[2; 207],
+                true,
+                Some(now + 3_000),
+                Halves::Second,
+            );
+            pn += 2;
+            let mut powers = Vec::new();
+            while let Some(r) = e.take_repair(pn) {
+                assert_eq!((r.first_pn, r.count), (first, 2));
+                powers.push(r.power);
+                pn += 1;
+                e.recycle(r.parity);
+            }
+            sets.push(powers);
+        }
+        assert!(
+            sets.iter().all(|p| p == &[0, 1] || p == &[0, 1, 2]),
+            "{sets:?}"
+        );
+        let three = sets.iter().filter(|p| p.len() == 3).count();
+        let r = controller::halves_repairs(0.10, 0.15).unwrap();
+        let want = ((r - 2.0) * 50.0).round() as usize;
+        assert!(
+            three.abs_diff(want) <= 1,
+            "{three} of 50 with three repairs, {r}"
+        );
+    }
+
+    #[test]
+    fn a_member_awaits_its_last_repair_not_its_first() {
+        // A packet sent between two repairs of a group must not settle its
+        // members as lost: the next repair may still rebuild them.
+        let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
+        e.on_report(0, 0.10, 0.25);
+        e.on_packet_sent(0, 0, &[1; 207], true, Some(3_000), Halves::First);
+        e.on_packet_sent(0, 1, &[2; 207], true, Some(3_000), Halves::Second);
+        let first = e.take_repair(2).expect("the XOR");
+        assert!(e.is_due(), "more repairs follow");
+        assert_eq!(e.repair_of(0), Some(RepairFate::Pending));
+        e.recycle(first.parity);
+        let mut last = 2;
+        while let Some(r) = e.take_repair(last + 5) {
+            last += 5;
+            e.recycle(r.parity);
+        }
+        assert_eq!(e.repair_of(1), Some(RepairFate::SentIn(last)));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! are rebuilt at the receiver one one-way delay after the repair, with no
 //! round trip. Reliable retransmission stays the backstop.
 //!
-//! * [`parity`] — XOR parity over packet bodies, with a check value per member.
+//! * [`parity`] — parity over packet bodies in GF(4), with a check value per member.
 //! * `encoder` — sender: groups, budget, repair timing.
 //! * `controller` — group size from the measured loss and burstiness.
 //! * `recovery` — receiver: stored bodies, pending repairs, rebuilding.
@@ -12,12 +12,15 @@
 //! * `rebuild_wait` — sender: a lost packet the peer may still rebuild waits
 //!   before its unreliable messages are reported `Lost`.
 //!
-//! A latency-targeted message on a path losing packets independently goes
-//! in halves (`datagram_size::cut_for`): one XOR of the two, sent at once,
-//! rebuilds either in the same tick for half a message of repair.
+//! A latency-targeted message on a lossy path goes in halves
+//! (`datagram_size::cut_for`): one XOR of the two, sent at once, rebuilds
+//! either in the same tick for half a message of repair; under bursts,
+//! repairs of powers 1 and 2 of ω follow, and any two of the packets
+//! rebuild both halves.
 //!
-//! Not done here: Reed-Solomon / multi-loss codes (one XOR repair restores
-//! one loss per group).
+//! Not done here: solving for three missing members (three powers could
+//! restore three of a group of three; the receiver stops at two), and codes
+//! over larger fields for more repairs of larger groups.
 
 // Public: the parity image (WIRE.md's REPAIR frame body; the wire vectors and
 // the decode fuzzer build and check it) and the configuration hosts set.

@@ -1,6 +1,7 @@
 //! Receiver side: keeps recent packet bodies while the peer sends repair,
 //! holds repairs still missing more than one member, and rebuilds a lost
-//! packet once it is the only one missing from a repair's group.
+//! packet once it is the only one missing from a repair's group, or one of
+//! two missing when a second repair of the group has another power.
 
 use crate::prelude::*;
 use crate::ring::Ring;
@@ -20,6 +21,7 @@ const KEEP_AFTER_REPAIR_US: u64 = 5_000_000;
 struct PendingRepair {
     first: u64,
     count: u8,
+    power: u8,
     parity: Vec<u8>,
 }
 
@@ -67,8 +69,8 @@ impl RecoveryBuffer {
         self.bodies.push_back((pn, v));
     }
 
-    /// A REPAIR frame arrived protecting `first .. first + count`.
-    pub fn on_repair(&mut self, now: u64, first: u64, count: u8, parity: &[u8]) {
+    /// A REPAIR frame of this power arrived protecting `first .. first + count`.
+    pub fn on_repair(&mut self, now: u64, first: u64, count: u8, power: u8, parity: &[u8]) {
         self.keep_until = Some(now + KEEP_AFTER_REPAIR_US);
         self.latest_group = Some((first, count));
         if self.pending.len() >= MAX_PENDING {
@@ -82,6 +84,7 @@ impl RecoveryBuffer {
         self.pending.push_back(PendingRepair {
             first,
             count,
+            power,
             parity: v,
         });
     }
@@ -98,50 +101,52 @@ impl RecoveryBuffer {
     /// against the check value the sender put in the parity). `have(pn)` says whether
     /// the packet was already received (or is too old to matter). Repairs
     /// with nothing missing, or with a received member whose body is gone,
-    /// are dropped.
+    /// are dropped. With two members missing, a second repair of the group
+    /// (another power) rebuilds the later one and is used up; the first
+    /// stays for the other member, which the caller's next call rebuilds
+    /// once the rebuilt one is stored.
     pub fn recover(&mut self, have: impl Fn(u64) -> bool) -> Option<(u64, Vec<u8>)> {
         let mut i = 0;
         while i < self.pending.len() {
             let Some(r) = self.pending.get(i) else {
                 break;
             };
-            let mut missing = None;
+            let mut lost = [0u64; 2];
             let mut n_missing = 0;
             let mut usable = true;
             for pn in r.first..r.first + r.count as u64 {
                 if !have(pn) {
+                    if n_missing < 2 {
+                        lost[n_missing] = pn;
+                    }
                     n_missing += 1;
-                    missing = Some(pn);
                 } else if self.body(pn).is_none() {
                     usable = false;
                 }
             }
-            match (usable, n_missing, missing) {
-                (true, 1, Some(lost)) => {
+            match (usable, n_missing) {
+                (true, 1) => {
                     let Some(r) = self.pending.remove(i) else {
                         break;
                     };
                     let mut p = r.parity;
-                    let mut consistent = true;
-                    for pn in r.first..r.first + r.count as u64 {
-                        if pn != lost {
-                            consistent &= self
-                                .body(pn)
-                                .is_some_and(|b| parity::remove_image(&mut p, b));
-                        }
-                    }
-                    let body = if consistent {
-                        parity::recovered_body(&p).map(|b| b.to_vec())
-                    } else {
-                        None
-                    };
+                    let body = self.solve_one(&mut p, r.first, r.count, r.power, lost[0]);
                     self.pool.push(p);
                     match body {
-                        Some(b) => return Some((lost, b)),
+                        Some(b) => return Some((lost[0], b)),
                         None => self.rejected += 1,
                     }
                 }
-                (true, n, _) if n > 1 => i += 1,
+                (true, 2) => match self.solve_two(i, lost) {
+                    Some(Ok(b)) => return Some((lost[1], b)),
+                    Some(Err(())) => {
+                        // A repair was used up, maybe one before `i`: look again.
+                        self.rejected += 1;
+                        i = 0;
+                    }
+                    None => i += 1,
+                },
+                (true, n) if n > 2 => i += 1,
                 _ => {
                     if let Some(r) = self.pending.remove(i) {
                         self.pool.push(r.parity);
@@ -150,6 +155,84 @@ impl RecoveryBuffer {
             }
         }
         None
+    }
+
+    /// Remove from `parity` (a repair of `power` over `first .. first +
+    /// count`) every member but those in `lost`: false if one is inconsistent.
+    fn remove_known(
+        &self,
+        parity: &mut [u8],
+        first: u64,
+        count: u8,
+        power: u8,
+        lost: &[u64],
+    ) -> bool {
+        (first..first + count as u64)
+            .filter(|pn| !lost.contains(pn))
+            .all(|pn| {
+                let at = (power as u64 * (pn - first) % 3) as u8;
+                self.body(pn)
+                    .is_some_and(|b| parity::remove_scaled(parity, b, at))
+            })
+    }
+
+    /// The body of `lost`, the one member of the group missing.
+    fn solve_one(
+        &self,
+        p: &mut [u8],
+        first: u64,
+        count: u8,
+        power: u8,
+        lost: u64,
+    ) -> Option<Vec<u8>> {
+        if !self.remove_known(p, first, count, power, &[lost]) {
+            return None;
+        }
+        // p = ω^(power·j) × the image: multiply by the inverse.
+        let at = (power as u64 * (lost - first) % 3) as u8;
+        parity::scale(p, (3 - at) % 3);
+        parity::recovered_body(p).map(|b| b.to_vec())
+    }
+
+    /// Members `lost[0]` and `lost[1]` of pending repair `i`'s group are
+    /// missing: with another repair of the group whose power separates them,
+    /// the body of `lost[1]` (Err if it fails its check; that repair is used
+    /// up either way), or None when there is no such repair.
+    fn solve_two(&mut self, i: usize, lost: [u64; 2]) -> Option<Result<Vec<u8>, ()>> {
+        let r = self.pending.get(i)?;
+        let (first, count, pa) = (r.first, r.count, r.power);
+        let (j1, j2) = (lost[0] - first, lost[1] - first);
+        let k = (0..self.pending.len()).find(|&k| {
+            self.pending.get(k).is_some_and(|o| {
+                (o.first, o.count, o.parity.len()) == (first, count, r.parity.len())
+                    && !((o.power as u64 + 3 - pa as u64) * (j2 - j1)).is_multiple_of(3)
+            })
+        })?;
+        let mut r1 = self.pool.pop().unwrap_or_default();
+        r1.clear();
+        r1.extend_from_slice(&r.parity);
+        let other = self.pending.remove(k)?;
+        let (pb, mut r2) = (other.power, other.parity);
+        let mut body = None;
+        if self.remove_known(&mut r1, first, count, pa, &lost)
+            && self.remove_known(&mut r2, first, count, pb, &lost)
+        {
+            // r1 = ω^(pa·j1)·X + ω^(pa·j2)·Y, r2 = ω^(pb·j1)·X + ω^(pb·j2)·Y:
+            // ω^(pb·j1)·r1 + ω^(pa·j1)·r2 = (ω^s1 + ω^s2)·Y, and the sum of
+            // two different powers of ω is the third: ω^(−s1−s2).
+            let e = |x: u64| (x % 3) as u8;
+            let (s1, s2) = (
+                e(pb as u64 * j1 + pa as u64 * j2),
+                e(pa as u64 * j1 + pb as u64 * j2),
+            );
+            parity::scale(&mut r1, e(pb as u64 * j1));
+            parity::add_scaled_image(&mut r1, &r2, e(pa as u64 * j1));
+            parity::scale(&mut r1, e(s1 as u64 + s2 as u64));
+            body = parity::recovered_body(&r1).map(|b| b.to_vec());
+        }
+        self.pool.push(r1);
+        self.pool.push(r2);
+        Some(body.ok_or(()))
     }
 }
 
@@ -169,7 +252,7 @@ mod tests {
     fn the_single_missing_member_is_rebuilt_once_the_others_arrive() {
         let mut rb = RecoveryBuffer::default();
         let bodies: [&[u8]; 3] = [b"zero", b"one", b"two"];
-        rb.on_repair(0, 10, 3, &parity_of(&bodies));
+        rb.on_repair(0, 10, 3, 0, &parity_of(&bodies));
         // 11 and 12 are both missing: nothing yet.
         rb.store(0, 10, bodies[0]);
         assert_eq!(rb.recover(|pn| pn == 10), None);
@@ -181,10 +264,79 @@ mod tests {
         assert_eq!(rb.recover(|_| true), None, "the repair was used up");
     }
 
+    fn powered(bodies: &[&[u8]], power: u8) -> Vec<u8> {
+        let mut p = Vec::new();
+        for (i, b) in bodies.iter().enumerate() {
+            parity::add_images(&mut [(&mut p, (power as usize * i % 3) as u8)], b);
+        }
+        p
+    }
+
+    #[test]
+    fn one_repair_of_any_power_rebuilds_any_single_member() {
+        let bodies: [&[u8]; 3] = [b"zero", b"one, longer", b"2"];
+        for power in 0..3 {
+            for lost in 0..3u64 {
+                let mut rb = RecoveryBuffer::default();
+                rb.on_repair(0, 10, 3, power, &powered(&bodies, power));
+                for (i, b) in bodies.iter().enumerate() {
+                    if i as u64 != lost {
+                        rb.store(0, 10 + i as u64, b);
+                    }
+                }
+                let got = rb.recover(|pn| pn != 10 + lost);
+                assert_eq!(
+                    got,
+                    Some((10 + lost, bodies[lost as usize].to_vec())),
+                    "power {power}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn two_missing_members_of_a_group_of_three_come_back_from_two_powers() {
+        let bodies: [&[u8]; 3] = [b"zero", b"one, longer", b"2"];
+        for (pa, pb) in [(0, 1), (0, 2), (1, 2), (2, 0)] {
+            for (j1, j2) in [(0u64, 1u64), (0, 2), (1, 2)] {
+                let mut rb = RecoveryBuffer::default();
+                rb.on_repair(0, 20, 3, pa, &powered(&bodies, pa));
+                rb.on_repair(0, 20, 3, pb, &powered(&bodies, pb));
+                let kept = 3 - j1 - j2;
+                rb.store(0, 20 + kept, bodies[kept as usize]);
+                // The later one first, then the other from the repair kept.
+                let second = rb.recover(|pn| pn == 20 + kept);
+                assert_eq!(
+                    second,
+                    Some((20 + j2, bodies[j2 as usize].to_vec())),
+                    "{pa} {pb} {j1} {j2}"
+                );
+                rb.store(0, 20 + j2, bodies[j2 as usize]);
+                let first = rb.recover(|pn| pn == 20 + kept || pn == 20 + j2);
+                assert_eq!(
+                    first,
+                    Some((20 + j1, bodies[j1 as usize].to_vec())),
+                    "{pa} {pb} {j1} {j2}"
+                );
+                assert_eq!(rb.rejected, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn two_repairs_of_one_power_cannot_rebuild_two_members() {
+        let bodies: [&[u8]; 2] = [b"first half", b"second half"];
+        let mut rb = RecoveryBuffer::default();
+        rb.on_repair(0, 0, 2, 1, &powered(&bodies, 1));
+        rb.on_repair(0, 0, 2, 1, &powered(&bodies, 1));
+        assert_eq!(rb.recover(|_| false), None);
+        assert!(rb.has_pending(), "both wait for a member");
+    }
+
     #[test]
     fn a_corrupted_member_makes_the_repair_refuse() {
         let mut rb = RecoveryBuffer::default();
-        rb.on_repair(0, 0, 2, &parity_of(&[b"good", b"lost"]));
+        rb.on_repair(0, 0, 2, 0, &parity_of(&[b"good", b"lost"]));
         rb.store(0, 0, b"gooD");
         assert_eq!(rb.recover(|pn| pn == 0), None);
         assert_eq!(rb.rejected, 1);
