@@ -138,26 +138,31 @@ const MIXED_LATE: f64 = LATE_ALLOWED / 4.0;
 /// Bytes a packet adds to what it carries: IPv4 and UDP (28), DATA header
 /// (15), a frame header (7).
 const PACKET_BYTES: f64 = 50.0;
+/// A half's FRAGMENT frame header (type, channel, seq, index, count, length).
+const FRAGMENT_HEADER: f64 = 8.0;
 
 /// Whether a latency-targeted message of `len` bytes should go in halves at
-/// this loss (the encoder passes reports averaged over several, see
-/// `encoder.rs`): only when enough repairs keep it within [`LATE_ALLOWED`]
-/// and the halves and their repairs cost fewer bytes than the whole message
-/// and its copies, and more than one repair only within the `budget`. For 400 B: independent loss up to ~6 % (one repair) and
-/// from ~10 % (two or three), not between (a whole copy does it); in
-/// bursts (`s1_bursty`) 4.7 packets of 200 B beat 2.9 of 400.
-/// `halves` and `whole`: [`halves_repairs`] and [`whole_repairs`] at this
-/// loss (the encoder keeps them from the last report).
+/// this loss: only when enough repairs keep it within [`LATE_ALLOWED`], the
+/// halves and their repairs cost fewer bytes than the whole message and its
+/// copies, and more than one repair only within the `budget`. `halves` and
+/// `whole`: [`halves_repairs`] and [`whole_repairs`] at this loss (the
+/// encoder keeps them from the averaged reports, see `encoder.rs`). For
+/// 400 B: independent loss up to ~5.5 % (one repair) and from ~10 % (two or
+/// three), not between (one whole copy does it there); in bursts
+/// (`s1_bursty`) five packets of 200 B beat three of 400.
 pub fn halves_pay(halves: Option<f64>, whole: f64, len: usize, budget: f64) -> bool {
     let Some(r) = halves else {
         return false;
     };
     let (len, image) = (len as f64, (super::IMAGE_HEADER + 6) as f64);
     // More than one repair only if the budget pays for them all (a share of
-    // them would leave the halves worse off than a whole message): it earns
-    // on both halves' packets (frames and DATA header, ~15 B each) and each
-    // repair costs half the message and ~28 B.
-    if r > 1.0 && budget * (len + 30.0) < r * (len / 2.0 + 28.0) {
+    // them would leave the halves worse off than a whole message). The
+    // encoder credits each half's body and DATA header; a repair costs its
+    // protected body and `PROTECTED_RESERVE`.
+    let credited = super::encoder::CREDITED_HEADER as f64;
+    let earned = budget * (len + 2.0 * (FRAGMENT_HEADER + credited));
+    let repair = len / 2.0 + FRAGMENT_HEADER + super::encoder::PROTECTED_RESERVE as f64;
+    if r > 1.0 && earned < r * repair {
         return false;
     }
     let halves = (2.0 + r) * (PACKET_BYTES + len / 2.0) + r * image;

@@ -26,6 +26,10 @@ use crate::prelude::*;
 /// REPAIR frame header (type, first_pn, count, length varint ≤ 3).
 pub const REPAIR_PACKET_OVERHEAD: usize = 7 + 1 + 2 + 1 + 3;
 
+/// Header bytes (the DATA header's 7) credited to the budget with each
+/// message-carrying packet's body.
+pub const CREDITED_HEADER: usize = 7;
+
 /// A report older than this no longer counts (the peer repeats a non-zero
 /// one every second; silence means its loss cleared and that news was lost).
 pub const REPORT_LIFETIME_US: u64 = 3_000_000;
@@ -302,13 +306,15 @@ impl RepairEncoder {
         }
         if carries_messages {
             let cap = (2 * self.max_datagram) as f64;
-            self.credit = (self.credit + self.config.budget * (body.len() + 7) as f64).min(cap);
+            self.credit =
+                (self.credit + self.config.budget * (body.len() + CREDITED_HEADER) as f64).min(cap);
         }
         let Some(g) = self.group.as_mut() else { return };
         if g.weighted {
-            let i = g.count % 3;
+            let at = |power| super::parity::member_power(power, g.count as u64);
+            let (w1, w2) = (at(1), at(2));
             let [m1, m2] = &mut g.more;
-            super::parity::add_images(&mut [(&mut g.parity, 0), (m1, i), (m2, 2 * i % 3)], body);
+            super::parity::add_images(&mut [(&mut g.parity, 0), (m1, w1), (m2, w2)], body);
         } else {
             super::parity::xor_image(&mut g.parity, body);
         }

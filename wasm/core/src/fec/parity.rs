@@ -42,6 +42,11 @@ pub fn times(x: u8, power: u8) -> u8 {
     x
 }
 
+/// The power of ω member `index` of a group enters a repair of `power` with.
+pub fn member_power(power: u8, index: u64) -> u8 {
+    (power as u64 * index % POWERS as u64) as u8
+}
+
 fn image_head(body: &[u8]) -> [u8; IMAGE_HEADER] {
     let mut head = [0u8; IMAGE_HEADER];
     head[..2].copy_from_slice(&(body.len() as u16).to_le_bytes());
@@ -75,13 +80,9 @@ pub fn add_images(parities: &mut [(&mut Vec<u8>, u8)], body: &[u8]) {
     }
 }
 
-/// Undo `xor_image` for one body (XOR is its own inverse), without growing:
-/// a body longer than the parity cannot have been one of its members.
-pub fn remove_image(parity: &mut [u8], body: &[u8]) -> bool {
-    remove_scaled(parity, body, 0)
-}
-
-/// Remove one body's image times ω^power from `parity` (see `remove_image`).
+/// Remove one body's image times ω^power from `parity` (adding is its own
+/// inverse), without growing: a body longer than the parity cannot have
+/// been one of its members.
 pub fn remove_scaled(parity: &mut [u8], body: &[u8], power: u8) -> bool {
     if IMAGE_HEADER + body.len() > parity.len() {
         return false;
@@ -142,7 +143,7 @@ mod tests {
             let mut p = parity.clone();
             for (i, b) in bodies.iter().enumerate() {
                 if i != missing {
-                    assert!(remove_image(&mut p, b));
+                    assert!(remove_scaled(&mut p, b, 0));
                 }
             }
             assert_eq!(recovered_body(&p), Some(bodies[missing]));
@@ -200,7 +201,7 @@ mod tests {
         for bit in 0..parity.len() * 8 {
             let mut p = parity.clone();
             p[bit / 8] ^= 1 << (bit % 8);
-            remove_image(&mut p, b"one");
+            remove_scaled(&mut p, b"one", 0);
             assert_eq!(recovered_body(&p), None, "bit {bit}");
         }
     }

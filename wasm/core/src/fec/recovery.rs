@@ -170,7 +170,7 @@ impl RecoveryBuffer {
         (first..first + count as u64)
             .filter(|pn| !lost.contains(pn))
             .all(|pn| {
-                let at = (power as u64 * (pn - first) % 3) as u8;
+                let at = parity::member_power(power, pn - first);
                 self.body(pn)
                     .is_some_and(|b| parity::remove_scaled(parity, b, at))
             })
@@ -189,8 +189,8 @@ impl RecoveryBuffer {
             return None;
         }
         // p = ω^(power·j) × the image: multiply by the inverse.
-        let at = (power as u64 * (lost - first) % 3) as u8;
-        parity::scale(p, (3 - at) % 3);
+        let at = parity::member_power(power, lost - first);
+        parity::scale(p, (parity::POWERS - at) % parity::POWERS);
         parity::recovered_body(p).map(|b| b.to_vec())
     }
 
@@ -217,17 +217,14 @@ impl RecoveryBuffer {
         if self.remove_known(&mut r1, first, count, pa, &lost)
             && self.remove_known(&mut r2, first, count, pb, &lost)
         {
-            // r1 = ω^(pa·j1)·X + ω^(pa·j2)·Y, r2 = ω^(pb·j1)·X + ω^(pb·j2)·Y:
-            // ω^(pb·j1)·r1 + ω^(pa·j1)·r2 = (ω^s1 + ω^s2)·Y, and the sum of
-            // two different powers of ω is the third: ω^(−s1−s2).
-            let e = |x: u64| (x % 3) as u8;
-            let (s1, s2) = (
-                e(pb as u64 * j1 + pa as u64 * j2),
-                e(pa as u64 * j1 + pb as u64 * j2),
-            );
-            parity::scale(&mut r1, e(pb as u64 * j1));
-            parity::add_scaled_image(&mut r1, &r2, e(pa as u64 * j1));
-            parity::scale(&mut r1, e(s1 as u64 + s2 as u64));
+            // r1 = ω^a1·X + ω^b1·Y, r2 = ω^a2·X + ω^b2·Y, so
+            // ω^a2·r1 + ω^a1·r2 = (ω^(a2+b1) + ω^(a1+b2))·Y, and the sum of
+            // two different powers of ω is the third, ω^−(a1+a2+b1+b2).
+            let m = parity::member_power;
+            let (a1, b1, a2, b2) = (m(pa, j1), m(pa, j2), m(pb, j1), m(pb, j2));
+            parity::scale(&mut r1, a2);
+            parity::add_scaled_image(&mut r1, &r2, a1);
+            parity::scale(&mut r1, (a1 + a2 + b1 + b2) % parity::POWERS);
             body = parity::recovered_body(&r1).map(|b| b.to_vec());
         }
         self.pool.push(r1);
@@ -267,7 +264,7 @@ mod tests {
     fn powered(bodies: &[&[u8]], power: u8) -> Vec<u8> {
         let mut p = Vec::new();
         for (i, b) in bodies.iter().enumerate() {
-            parity::add_images(&mut [(&mut p, (power as usize * i % 3) as u8)], b);
+            parity::add_images(&mut [(&mut p, parity::member_power(power, i as u64))], b);
         }
         p
     }
