@@ -331,6 +331,36 @@ mod tests {
     }
 
     #[test]
+    fn a_forged_repair_of_another_power_is_refused_and_the_honest_one_kept() {
+        let bodies: [&[u8]; 2] = [b"first half", b"second half"];
+        let honest = powered(&bodies, 0);
+        let mut rb = RecoveryBuffer::default();
+        rb.on_repair(0, 0, 2, 0, &honest);
+        // Both halves missing; a peer's garbage "power 1" of the same length.
+        let forged: Vec<u8> = (0..honest.len() as u8)
+            .map(|x| x.wrapping_mul(37))
+            .collect();
+        rb.on_repair(0, 0, 2, 1, &forged);
+        assert_eq!(rb.recover(|_| false), None);
+        assert_eq!(rb.rejected, 1);
+        // The honest repair still rebuilds a half once the other arrives.
+        rb.store(0, 1, bodies[1]);
+        assert_eq!(rb.recover(|pn| pn == 1), Some((0, bodies[0].to_vec())));
+    }
+
+    #[test]
+    fn a_repair_of_another_length_is_no_partner() {
+        let bodies: [&[u8]; 2] = [b"first half", b"second half"];
+        let mut rb = RecoveryBuffer::default();
+        rb.on_repair(0, 0, 2, 0, &powered(&bodies, 0));
+        let mut short = powered(&bodies, 1);
+        short.truncate(7);
+        rb.on_repair(0, 0, 2, 1, &short);
+        assert_eq!(rb.recover(|_| false), None);
+        assert_eq!(rb.rejected, 0, "never combined");
+    }
+
+    #[test]
     fn a_corrupted_member_makes_the_repair_refuse() {
         let mut rb = RecoveryBuffer::default();
         rb.on_repair(0, 0, 2, 0, &parity_of(&[b"good", b"lost"]));
