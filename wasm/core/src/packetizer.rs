@@ -174,6 +174,9 @@ impl Connection {
                 return Some(n);
             }
         }
+        if self.state == State::Connected && !self.owed.welcome && self.idle(now) {
+            return None;
+        }
         // Until the client proves its address, what is left of 3× what it sent.
         let max = max.min(self.amp.allowance());
         let pn = self.packet_numbers.next();
@@ -207,6 +210,39 @@ impl Connection {
         }
         self.refresh_timers();
         n
+    }
+
+    /// True when a connected poll at `now` finds nothing to send: no frame
+    /// owed, nothing queued, no repair due, no ACK due. Every drain ends
+    /// with such a poll (hosts poll until None), so it skips building a
+    /// packet and, unless the pacer or an expired loss report changes a
+    /// deadline, refreshing the timers: every other input refreshed them
+    /// last, and nothing they depend on has moved since.
+    fn idle(&mut self, now: u64) -> bool {
+        self.elicit_if_due();
+        if self.owed.ping
+            || self.owed.probes > 0
+            || self.path_response_owed()
+            || self.fec.tx.is_due()
+            || self.has_unsent()
+            || self.received.ack_due(now, self.config.max_ack_delay_us)
+        {
+            return false;
+        }
+        // As a packet-building poll would: the queue is empty, so nothing
+        // waits for the pacer; a loss report past its lifetime is dropped.
+        let paced = self.rate.on_idle();
+        if self.fec.tx.expire_report(now) || paced {
+            self.refresh_timers();
+        } else {
+            #[cfg(debug_assertions)]
+            {
+                let before = self.timers.clone();
+                self.refresh_timers();
+                debug_assert_eq!(before, self.timers, "an input left the timers stale");
+            }
+        }
+        true
     }
 
     fn transmit_hello(&mut self, now: u64, w: &mut Writer) -> Option<usize> {

@@ -15,14 +15,20 @@ pub(crate) struct SendRate {
     cc: Box<dyn CongestionController>,
     delivery: DeliveryRate,
     pacer: Pacer,
+    /// `cc.window()`, read again after every hook that may change it: the
+    /// packetizer and the timers ask for it several times per datagram, and
+    /// through the trait object each ask is an indirect call.
+    window: u64,
     /// Data waits for the pacer until then (sets `Timer::Pacing`).
     paced_until: Option<u64>,
 }
 
 impl SendRate {
     pub fn new(config: &Config) -> Self {
+        let cc = congestion::build(config.congestion, config.max_datagram_size as u64);
         SendRate {
-            cc: congestion::build(config.congestion, config.max_datagram_size as u64),
+            window: cc.window(),
+            cc,
             delivery: DeliveryRate::default(),
             pacer: Pacer::new(config.max_datagram_size as u64),
             paced_until: None,
@@ -31,11 +37,19 @@ impl SendRate {
 
     /// The congestion window, bytes.
     pub fn window(&self) -> u64 {
-        self.cc.window()
+        debug_assert_eq!(self.window, self.cc.window());
+        self.window
     }
 
     pub fn paced_until(&self) -> Option<u64> {
         self.paced_until
+    }
+
+    /// A poll found nothing to send: nothing waits for the pacer. Returns
+    /// true if something did (`Timer::Pacing` then changes).
+    pub fn on_idle(&mut self) -> bool {
+        self.pacer.on_queue_empty();
+        self.paced_until.take().is_some()
     }
 
     /// `Timer::Pacing` fired: the data it held may go.
@@ -45,6 +59,7 @@ impl SendRate {
 
     pub fn set_max_datagram(&mut self, bytes: u64) {
         self.cc.set_max_datagram(bytes);
+        self.window = self.cc.window();
         self.pacer.set_max_datagram(bytes);
     }
 
@@ -97,6 +112,7 @@ impl SendRate {
         self.pacer.on_sent(now, rate, bytes);
         let stamp = self.delivery.on_sent(now, in_flight);
         self.cc.on_sent(now, bytes, in_flight + bytes);
+        self.window = self.cc.window();
         stamp
     }
 
@@ -126,9 +142,11 @@ impl SendRate {
             delivered: self.delivery.delivered(),
         };
         self.cc.on_ack(now, &ack);
+        self.window = self.cc.window();
     }
 
     pub fn on_loss(&mut self, now: u64, loss: &LossEvent) {
         self.cc.on_loss(now, loss);
+        self.window = self.cc.window();
     }
 }

@@ -200,12 +200,15 @@ impl RepairEncoder {
         }
     }
 
-    /// Forget a report past its lifetime (call before sending).
-    pub fn expire_report(&mut self, now: u64) {
-        if self.loss > 0.0 && now > self.reported_at + REPORT_LIFETIME_US {
+    /// Forget a report past its lifetime (call before sending). True if it
+    /// was forgotten.
+    pub fn expire_report(&mut self, now: u64) -> bool {
+        let expired = self.loss > 0.0 && now > self.reported_at + REPORT_LIFETIME_US;
+        if expired {
             self.averaging = false; // the averages start again from the next report
             self.on_report(now, 0.0, 0.0);
         }
+        expired
     }
 
     /// Loss and burstiness last reported by the peer.
