@@ -73,6 +73,9 @@ fn run(messages: u64, size: usize, per_tick: u64) -> Result {
     let (mut sent, mut delivered, mut acked, mut datagrams, mut wire_bytes) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let start = Instant::now();
+    // Each side drains as lib.rs's run loop says a host does after its
+    // inputs: datagrams until None (handed to the other side), then events,
+    // then the timer if it is due (and the datagrams that firing made).
     while acked < messages {
         now += 100;
         for _ in 0..per_tick.min(messages - sent) {
@@ -81,30 +84,45 @@ fn run(messages: u64, size: usize, per_tick: u64) -> Result {
             }
             sent += 1;
         }
-        while let Some(n) = client.poll_transmit(now, &mut buf) {
-            datagrams += 1;
-            wire_bytes += n as u64;
-            let _ = server.handle_datagram(now, &buf[..n]);
-        }
-        while let Some((_, ev)) = server.poll_event() {
-            if let Event::Message { .. } = ev {
-                delivered += 1;
+        let mut client_due = true;
+        while client_due {
+            client_due = false;
+            let mut fired = false;
+            loop {
+                while let Some(n) = client.poll_transmit(now, &mut buf) {
+                    datagrams += 1;
+                    wire_bytes += n as u64;
+                    let _ = server.handle_datagram(now, &buf[..n]);
+                }
+                while let Some(ev) = client.poll_event() {
+                    if let Event::Acked(_) = ev {
+                        acked += 1;
+                    }
+                }
+                if fired || client.poll_timeout().is_none_or(|t| t > now) {
+                    break;
+                }
+                client.handle_timeout(now);
+                fired = true;
             }
-        }
-        if server.poll_timeout().is_some_and(|t| t <= now) {
-            server.handle_timeout(now);
-        }
-        while let Some((_, n)) = server.poll_transmit(now, &mut buf) {
-            wire_bytes += n as u64;
-            let _ = client.handle_datagram(now, &buf[..n]);
-        }
-        while let Some(ev) = client.poll_event() {
-            if let Event::Acked(_) = ev {
-                acked += 1;
+            let mut fired = false;
+            loop {
+                while let Some((_, n)) = server.poll_transmit(now, &mut buf) {
+                    wire_bytes += n as u64;
+                    let _ = client.handle_datagram(now, &buf[..n]);
+                    client_due = true;
+                }
+                while let Some((_, ev)) = server.poll_event() {
+                    if let Event::Message { .. } = ev {
+                        delivered += 1;
+                    }
+                }
+                if fired || server.poll_timeout().is_none_or(|t| t > now) {
+                    break;
+                }
+                server.handle_timeout(now);
+                fired = true;
             }
-        }
-        if client.poll_timeout().is_some_and(|t| t <= now) {
-            client.handle_timeout(now);
         }
     }
     assert_eq!(delivered, messages);
