@@ -122,6 +122,8 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private readonly port_: CorePort;
   private readonly clock_: Clock;
   private cancelTimer_: (() => void) | null = null;
+  /** The deadline `cancelTimer_`'s timer is armed for (µs). */
+  private timerAt_ = -1;
   private flushQueued_ = false;
   private statsTimer_: ReturnType<typeof setInterval> | null = null;
   private readonly statsWindow_: StatsWindow;
@@ -363,8 +365,6 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   }
 
   private armTimer_(core: CoreClient): void {
-    this.cancelTimer_?.();
-    this.cancelTimer_ = null;
     let at = core.pollTimeout();
     // With nowhere to send (reconnecting, or a stalled socket), a deadline
     // that wants a datagram out stays due; re-arming it at once would spin.
@@ -372,6 +372,12 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     // drains at once anyway.
     const t = this.current_;
     if (at >= 0 && (t === null || !(t.canSend?.() ?? true))) at = Math.max(at, this.clock_.now() + BLOCKED_RECHECK_US);
+    // Most drains leave the deadline where it was: keep that timer rather
+    // than cancel and arm another (each arm is a message hop and a timer).
+    if (at >= 0 && at === this.timerAt_ && this.cancelTimer_ !== null) return;
+    this.cancelTimer_?.();
+    this.cancelTimer_ = null;
+    this.timerAt_ = at;
     if (at >= 0) this.cancelTimer_ = this.clock_.at(at, () => this.onTimer_());
     else if (core.state() === CLIENT_STATE.DRAINED) this.dispose_();
   }

@@ -32,6 +32,20 @@ describe('Connection over loopback', () => {
     }
   });
 
+  it('keeps its armed timer when a drain leaves the deadline where it was', () => {
+    const { clock, ct, received } = setup('lan');
+    let arms = 0;
+    const counting = { now: () => clock.now(), at: (atUs: number, fn: () => void) => (arms++, clock.at(atUs, fn)) };
+    const conn = new Connection(ct, { clock: counting });
+    expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
+    const before = arms;
+    for (let i = 0; i < 10; i++) conn.flush(); // nothing to send: the deadline stays
+    expect(arms).toBe(before);
+    conn.send(0, payload(1, 100)); // a message moves it: armed anew, and it still fires
+    expect(clock.runUntil(() => received.length === 1, 1_000_000)).toBe(true);
+    expect(arms).toBeGreaterThan(before);
+  });
+
   it('connects and delivers messages in order with receipts', () => {
     const { clock, ct, server, received } = setup('lan');
     const conn = new Connection(ct, { clock, handshake: 'hello' });
