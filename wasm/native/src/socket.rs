@@ -135,8 +135,53 @@ impl Socket {
         if wait.is_zero() {
             return Ok(None);
         }
-        // Block with a timeout for this one call; std has no poll(2), and
-        // the socket stays non-blocking for batch reads and sends.
+        self.wait_recv(buf, wait)
+    }
+
+    /// `recv`'s wait. `ppoll` sleeps on a high-resolution timer, where a
+    /// receive timeout (`SO_RCVTIMEO`) counts in scheduler ticks and rounds
+    /// up by one more: on a 250 Hz kernel every wait under 4 ms lasted 8,
+    /// and the core's deadlines (pacing, repair, ACK delay, resends) fired
+    /// that late whenever no datagram came first.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn wait_recv(
+        &mut self,
+        buf: &mut [u8],
+        wait: Duration,
+    ) -> io::Result<Option<(usize, SocketAddr)>> {
+        use std::os::fd::AsRawFd;
+        let mut fd = libc::pollfd {
+            fd: self.inner.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: wait.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: wait.subsec_nanos() as _,
+        };
+        // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+        let n = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            // A signal ends the wait early; the caller polls again.
+            return if is_transient(&e) { Ok(None) } else { Err(e) };
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        // Readable (an ICMP report surfaces as a read error, which
+        // `try_recv` passes over).
+        self.try_recv(buf)
+    }
+
+    /// Elsewhere, block on a receive timeout for this one call (std has no
+    /// poll(2); the socket stays non-blocking for batch reads and sends).
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn wait_recv(
+        &mut self,
+        buf: &mut [u8],
+        wait: Duration,
+    ) -> io::Result<Option<(usize, SocketAddr)>> {
         self.inner.set_nonblocking(false)?;
         let waited = self
             .inner
