@@ -229,8 +229,16 @@ impl Connection {
         {
             return false;
         }
-        // As a packet-building poll would: the queue is empty, so nothing
-        // waits for the pacer; a loss report past its lifetime is dropped.
+        // As a packet-building poll would: with room in the window the
+        // sender is app-limited (samples until what is in flight arrives say
+        // nothing of the path; a loss since the last send lowers that mark),
+        // nothing waits for the pacer, and a loss report past its lifetime
+        // is dropped. (The pacer's credit is topped up at the next send.)
+        let in_flight = self.recovery.bytes_in_flight();
+        if in_flight + self.config.max_datagram_size as u64 <= self.rate.window() {
+            self.rate
+                .on_app_limited(in_flight + wire::DATA_HEADER_LEN as u64);
+        }
         let paced = self.rate.on_idle();
         if self.fec.tx.expire_report(now) || paced {
             self.refresh_timers();

@@ -186,13 +186,13 @@ impl Connection {
         true
     }
 
-    /// Client, in `transmit_data`: the PATH_RESPONSE owed, if it fits.
-    /// True if written (it elicits an acknowledgement).
     /// A PATH_RESPONSE is owed (the next packet carries it).
     pub(crate) fn path_response_owed(&self) -> bool {
         self.path.response.is_some()
     }
 
+    /// Client, in `transmit_data`: the PATH_RESPONSE owed, if it fits.
+    /// True if written (it elicits an acknowledgement).
     pub(crate) fn write_path_response(&mut self, w: &mut Writer) -> bool {
         let Some(data) = self.path.response else {
             return false;
