@@ -155,10 +155,11 @@ impl Socket {
             events: libc::POLLIN,
             revents: 0,
         };
-        let ts = libc::timespec {
-            tv_sec: wait.as_secs().min(i32::MAX as u64) as libc::time_t,
-            tv_nsec: wait.subsec_nanos() as _,
-        };
+        // Zeroed, then set: some 32-bit targets give timespec padding fields.
+        // SAFETY: timespec is plain integers; all zeros is a valid value.
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        ts.tv_sec = wait.as_secs().min(i32::MAX as u64) as libc::time_t;
+        ts.tv_nsec = wait.subsec_nanos() as _;
         // SAFETY: one valid pollfd, a valid timespec, no signal mask.
         let n = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
         if n < 0 {
