@@ -378,8 +378,12 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.cancelTimer_?.();
     this.cancelTimer_ = null;
     this.timerAt_ = at;
-    if (at >= 0) this.cancelTimer_ = this.clock_.at(at, () => this.onTimer_());
-    else if (core.state() === CLIENT_STATE.DRAINED) this.dispose_();
+    if (at >= 0) {
+      let ran = false;
+      const cancel = this.clock_.at(at, () => ((ran = true), this.onTimer_()));
+      // A clock may run a due callback at once; the drain it made armed its own.
+      if (!ran) this.cancelTimer_ = cancel;
+    } else if (core.state() === CLIENT_STATE.DRAINED) this.dispose_();
   }
 
   /** One event, its details in the port's `ev*` fields (read before anything is emitted). */
