@@ -682,7 +682,7 @@ mod tests {
         // Milder bursts than s1_bursty: the halves' XOR, then power 1, and
         // power 2 for a share (`controller::halves_repairs`).
         let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
-        e.on_report(0, 0.10, 0.15);
+        e.on_report(0, 0.10, 0.20);
         let mut sets = Vec::new();
         let mut pn = 0;
         for t in 0..50u64 {
@@ -712,7 +712,7 @@ mod tests {
             "{sets:?}"
         );
         let three = sets.iter().filter(|p| p.len() == 3).count();
-        let r = controller::halves_repairs(0.10, 0.15).unwrap();
+        let r = controller::halves_repairs(0.10, 0.20).unwrap();
         let want = ((r - 2.0) * 50.0).round() as usize;
         assert!(
             three.abs_diff(want) <= 1,
