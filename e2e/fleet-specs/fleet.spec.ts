@@ -90,15 +90,36 @@ class Players {
     private readonly browser: Browser,
   ) {}
 
+  /**
+   * Opens the players' page and waits for its module (the SDK's wasm among
+   * its imports), which may finish after 'load'. A fresh-clone CI run once
+   * saw the module never run (2 min, no window.ricochetFleet): what the page
+   * reported is printed, and the page is loaded once more.
+   */
+  private async loadPage(url: string) {
+    const page = this.page!;
+    const seen: string[] = [];
+    page.on('pageerror', (e) => seen.push(`pageerror: ${e.message}`));
+    page.on('requestfailed', (r) => seen.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+    page.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
+    for (let attempt = 1; ; attempt++) {
+      await page.goto(url);
+      const ready = await page
+        .waitForFunction(() => 'ricochetFleet' in window, undefined, { timeout: 20_000 })
+        .then(() => true, () => false);
+      if (ready) return;
+      console.log(`[fleet] page module not ready after 20 s (attempt ${attempt}): ${seen.join('; ') || 'nothing reported'}`);
+      if (attempt === 2) throw new Error(`the players' page never ran its module: ${seen.join('; ') || 'nothing reported'}`);
+    }
+  }
+
   async open(ws: number, wt: number, rateHz: number, tag: string) {
     const f = this.fleet;
     const wsTokens = Array.from({ length: ws }, (_, i) => f.token(`${tag}-ws-${i}`));
     const wtTokens = Array.from({ length: wt }, (_, i) => f.token(`${tag}-wt-${i}`));
     this.bots = f.startBots({ tokens: wsTokens, rateHz, connOptions: CONN_OPTIONS, concurrency: 10, label: `${tag}-ws` });
     this.page = await this.browser.newPage();
-    await this.page.goto(f.pageUrl);
-    // The page's module (the SDK's wasm among its imports) may finish after 'load'.
-    await this.page.waitForFunction(() => 'ricochetFleet' in window);
+    await this.loadPage(f.pageUrl);
     const pageOpen = this.page.evaluate(
       (o) => (window as unknown as { ricochetFleet: PlayersApi }).ricochetFleet.start(o),
       { tokens: wtTokens, kind: 'webtransport', webTransportUrl: f.webTransportUrl, webSocketUrl: f.webSocketUrl, certHashes: f.certHashes, rateHz, connOptions: CONN_OPTIONS, concurrency: 5, label: `${tag}-wt`, reconnectDeadlineMs: RECONNECT_DEADLINE_MS },
