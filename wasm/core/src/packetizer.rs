@@ -243,12 +243,7 @@ impl Connection {
         if self.fec.tx.expire_report(now) || paced {
             self.refresh_timers();
         } else {
-            #[cfg(debug_assertions)]
-            {
-                let before = self.timers.clone();
-                self.refresh_timers();
-                debug_assert_eq!(before, self.timers, "an input left the timers stale");
-            }
+            self.debug_assert_timers_current("an input left the timers stale");
         }
         true
     }

@@ -153,7 +153,7 @@ const MIXED_LATE: f64 = LATE_ALLOWED / 4.0;
 /// message instead of 1.83, which the cost rule (`halves_pay`) had priced
 /// above a whole message and its copy, so estimates a little over 5.5 % sent
 /// messages whole.
-pub const FIRST_STEP_LATE: f64 = LATE_ALLOWED * 0.9;
+const FIRST_STEP_LATE: f64 = LATE_ALLOWED * 0.9;
 /// Loss counts as near-independent while the settled burstiness (chance a
 /// packet is lost after a loss) is at most this multiple of the mean loss
 /// (`s1_bursty`: 2.5).
