@@ -26,11 +26,11 @@ function ensureIptables() {
   run('apt-get', ['install', '-y', 'iptables'], { env });
 }
 
-/** Builds (incrementally) every binary the S1 run uses. */
-export function ensureS1Tools() {
+/** Builds (incrementally) every binary the S1 run uses; `go`: the KCP/TCP peers too. */
+export function ensureS1Tools({ go = true } = {}) {
   ensureIptables();
   run('cargo', ['build', '--release', '--manifest-path', join(ROOT, 'netem', 'Cargo.toml')]);
   if (process.env.RICOCHET_S1_PEER) console.error(`S1: Ricochet's peer is ${RICOCHET_PEER} (RICOCHET_S1_PEER), run as is`);
   else run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's1_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
-  run(findGo(), ['build', '-o', GO_PEERS, '.'], { cwd: GO_PEERS_DIR });
+  if (go) run(findGo(), ['build', '-o', GO_PEERS, '.'], { cwd: GO_PEERS_DIR });
 }

@@ -9,7 +9,7 @@
 // Wire bytes: iptables counters per port in both namespaces, IP packets
 // including IP and UDP/TCP headers, both directions, lost packets included.
 //
-//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--seed S] [--out DIR]
+//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--rows a,b] [--latencies] [--seed S] [--out DIR]
 //
 // Then the same cells once more for Ricochet from Chromium and Firefox over
 // WebTransport and WebSocket through the relay, default and low_latency
@@ -17,8 +17,10 @@
 // --browser-rows picks them, --no-browser skips them), each WebTransport row
 // compared with its native row (issue 16: within 1.5 ms at p50 and p99, the
 // same bytes ± 10 %) beside the page's own step timings.
-// Needs root (namespaces, TUN). Writes s1.md, s1.json and s1.svg into
-// bench/results/ (or --out).
+// --rows picks the native rows (ricochet, ricochet_ll, kcp, tcp), which share
+// one emulated link. Needs root (namespaces, TUN). Writes s1.md, s1.json and
+// s1.svg into bench/results/ (or --out); with --latencies also
+// s1-latencies.json, every row's per-message latencies (µs, in send order).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -47,7 +49,7 @@ export const CELLS = [
 ];
 const SIZE = 400;
 const HZ = 60;
-const PEERS = [
+const ALL_PEERS = [
   { key: 'ricochet', label: 'Ricochet (native UDP, default config)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'default'], ipProto: 'udp', port: 5001 },
   { key: 'ricochet_ll', label: 'Ricochet (native UDP, low_latency config, 15 ms channel target)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'low_latency', '--latency-target-ms', '15'], ipProto: 'udp', port: 5002 },
   { key: 'kcp', label: 'KCP (kcp-go 5.6.20, turbo 1,10,2,1)', bin: GO_PEERS, pre: ['kcp'], extra: [], ipProto: 'udp', port: 5003 },
@@ -79,21 +81,22 @@ function nextEvent(child, event, label, ms) {
   });
 }
 
-async function runCell(cell, { count, seed }) {
+async function runCell(cell, { count, seed, rows }) {
+  const peers = ALL_PEERS.filter((p) => rows.includes(p.key));
   const lab = await createLab({ profile: cell.profile ?? cell.name, settings: cell.settings, seed });
   try {
-    await installCounters(lab, PEERS);
+    await installCounters(lab, peers);
     const runMs = (count / HZ) * 1000;
     const maxMs = String(Math.round(runMs + 60_000));
     const common = ['--count', String(count), '--size', String(SIZE), '--max-ms', maxMs];
     const stdio = ['pipe', 'pipe', 'inherit'];
-    const receivers = PEERS.map((p) => {
+    const receivers = peers.map((p) => {
       const child = lab.exec(lab.nsB, p.bin, [...p.pre, 'recv', '--listen', `${lab.addrB}:${p.port}`, ...common], { rt: true, stdio });
       const listening = nextEvent(child, 'listening', `${p.key} receiver`, 10_000);
       return { p, child, listening, result: nextEvent(child, 'result', `${p.key} receiver`, runMs + 90_000) };
     });
     await Promise.all(receivers.map((r) => r.listening));
-    const senders = PEERS.map((p) => {
+    const senders = peers.map((p) => {
       const child = lab.exec(lab.nsA, p.bin, [...p.pre, 'send', '--to', `${lab.addrB}:${p.port}`, '--hz', String(HZ), ...p.extra, ...common], { rt: true, stdio });
       const result = nextEvent(child, 'result', `${p.key} sender`, runMs + 120_000);
       // If a receiver fails first, the lab's teardown kills the senders: that
@@ -108,7 +111,7 @@ async function runCell(cell, { count, seed }) {
     const sent = await Promise.all(senders.map((s) => s.result));
     const counters = await readCounters(lab);
     const rows = {};
-    PEERS.forEach((p, i) => {
+    peers.forEach((p, i) => {
       const c = counters[p.port];
       const { latencies_us: lat, ...recv } = got[i];
       rows[p.key] = {
@@ -130,7 +133,7 @@ async function runCell(cell, { count, seed }) {
 }
 
 function parseArgs(argv) {
-  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1 };
+  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1, rows: ALL_PEERS.map((p) => p.key), latencies: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
@@ -140,23 +143,26 @@ function parseArgs(argv) {
     else if (a === '--cells') o.cells = argv[++i].split(',');
     else if (a === '--out') o.out = argv[++i];
     else if (a === '--seed') o.seed = Number(argv[++i]);
+    else if (a === '--rows') o.rows = argv[++i].split(',');
+    else if (a === '--latencies') o.latencies = true;
     else throw usageError(`unknown argument ${a}`);
   }
   if (o.quick && !argv.includes('--count')) o.count = 600;
+  for (const r of o.rows) if (!ALL_PEERS.some((p) => p.key === r)) throw usageError(`unknown row ${r} (rows: ${ALL_PEERS.map((p) => p.key).join(', ')})`);
   for (const c of o.cells) if (!CELLS.some((x) => x.name === c)) throw usageError(`unknown cell ${c} (cells: ${CELLS.map((x) => x.name).join(', ')})`);
   return o;
 }
 
 /** A command-line mistake: reported as one line with the usage, no stack. */
 function usageError(message) {
-  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--cells a,b] [--out DIR] [--seed N]`), { usage: true });
+  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--cells a,b] [--rows a,b] [--latencies] [--out DIR] [--seed N]`), { usage: true });
 }
 
 /** Runs S1; prints and writes the tables and chart; returns the results. */
 export async function runS1(argv = []) {
   const o = parseArgs(argv);
   if (process.getuid?.() !== 0) throw new Error('S1 on real sockets needs root (network namespaces, TUN devices)');
-  ensureS1Tools();
+  ensureS1Tools({ go: ALL_PEERS.some((p) => p.bin === GO_PEERS && o.rows.includes(p.key)) });
   const results = [];
   for (const name of o.cells) {
     const cell = CELLS.find((c) => c.name === name);
@@ -184,6 +190,10 @@ export async function runS1(argv = []) {
     rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
   }));
   writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, results: slim }, null, 1));
+  if (o.latencies) {
+    const byCell = Object.fromEntries(results.map((r) => [r.cell.name, Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, v.latenciesUs ?? null]))]));
+    writeFileSync(join(o.out, 's1-latencies.json'), JSON.stringify(byCell));
+  }
   const md = [
     `## S1 — one-way delivery latency of 400-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way unless the cell says otherwise (ms)`,
     '',

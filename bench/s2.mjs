@@ -102,7 +102,7 @@ function parseArgs(argv) {
 export async function runS2(argv = []) {
   const { seconds, out, only } = parseArgs(argv);
   if (process.getuid?.() !== 0) throw new Error('S2 needs root (network namespaces, TUN devices)');
-  ensureS1Tools();
+  ensureS1Tools({ go: PEERS.some((p) => p.bin === GO_PEERS && only.includes(p.key)) });
   if (!process.env.RICOCHET_S2_PEER) run('cargo', ['build', '--release', '-p', 'ricochet-native', '--example', 's2_peer', '--manifest-path', join(ROOT, 'wasm', 'Cargo.toml')]);
   const rows = [];
   for (const p of PEERS.filter((q) => only.includes(q.key))) {

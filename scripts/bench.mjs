@@ -15,7 +15,7 @@ const HELP = `npm run bench [-- MODE]: the benchmarks (bench/README.md; scenario
 
   (no mode)                      S3 core cost per message (native, wasm), the relay's WebSocket
                                  forwarding cost, then S1 and S2 when root; writes results/bench.json
-  --s1 [--quick] [--cells a,b] [--no-browser] [--browser-rows a,b]
+  --s1 [--quick] [--cells a,b] [--rows a,b] [--no-browser] [--browser-rows a,b]
                                  S1 latency under loss on real sockets (root)   reference: bench/reference/s1.md
   --s2 [--quick] [--seconds S] [--only ricochet,kcp,tcp]
                                  S2 goodput over three lossy hops (root)        reference: bench/reference/s2.md
