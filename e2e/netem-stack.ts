@@ -64,6 +64,17 @@ const RELAY_CLI = join(ROOT, 'relay', 'dist', 'cli.js');
 const STATIC_SERVER = join(ROOT, 'e2e', 'netem-static.mjs');
 const FIREFOX_IN_NETNS = join(ROOT, 'e2e', 'firefox-in-netns.mjs');
 
+/**
+ * RICOCHET_CHROMIUM_NETLOG=DIR: each Chromium launched here writes its net
+ * log (QUIC packets, frames, congestion control) to DIR/netlog-<lab>-<n>.json,
+ * which bench/chromium-netlog.mjs summarises. Everything is captured, so it
+ * costs the browser CPU: not for rows whose figures are kept.
+ */
+function netlogArgs(labId: string, n: number): string[] {
+  const dir = process.env.RICOCHET_CHROMIUM_NETLOG;
+  return dir ? [`--log-net-log=${join(dir, `netlog-${labId}-${n}.json`)}`, '--net-log-capture-mode=Everything'] : [];
+}
+
 export async function createLab(o: LabOptions): Promise<Lab> {
   // A computed specifier: lab.mjs has no type declarations.
   const mod = (await import(LAB_MODULE)) as { createLab(o: LabOptions): Promise<Lab> };
@@ -160,7 +171,7 @@ export async function startNetemStack(o: LabOptions & { backend?: BackendOptions
         const b =
           browser === 'firefox'
             ? await launch('firefox', { executablePath: firefoxWrapper, firefoxPrefs: { ...o.firefoxPrefs, 'dom.securecontext.allowlist': lab.addrB } })
-            : await launch('chromium', { executablePath: chromiumWrapper, chromiumArgs: [`--unsafely-treat-insecure-origin-as-secure=${insecureAsSecure.join(',')}`] });
+            : await launch('chromium', { executablePath: chromiumWrapper, chromiumArgs: [`--unsafely-treat-insecure-origin-as-secure=${insecureAsSecure.join(',')}`, ...netlogArgs(String(lab.id), browsers.length)] });
         browsers.push(b);
         return b;
       },

@@ -92,7 +92,7 @@ async function main() {
     }),
   );
   await step('benchmark statistics (node --test)', () =>
-    exec(process.execPath, ['--test', join(ROOT, 'bench', 's1-stats.test.mjs'), join(ROOT, 'bench', 'latency-stats.test.mjs')], {
+    exec(process.execPath, ['--test', ...['s1-stats', 'latency-stats', 'chromium-netlog'].map((t) => join(ROOT, 'bench', `${t}.test.mjs`))], {
       onLine: countNodeTests,
     }),
   );
