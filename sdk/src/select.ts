@@ -18,7 +18,11 @@ export interface OpenTransportOptions {
   webSocketUrl?: string;
   /** WebSocket constructor for runtimes without a global one (Node 20: `ws`). */
   WebSocket?: WebSocketConstructor;
-  /** Fall back if WebTransport is not ready within this long. Default 1500 ms. */
+  /**
+   * Fall back if WebTransport is not ready within this long. Default 1500 ms;
+   * with `force: 'webtransport'` (nothing to fall back to) 10 000 ms, so a
+   * handshake that lost a packet or two on a lossy link still completes.
+   */
   deadlineMs?: number;
   /** Use only this transport. */
   force?: TransportKind;
@@ -60,7 +64,7 @@ export async function openTransport(o: OpenTransportOptions): Promise<TransportC
     WebTransportTransport.connect(o.webTransportUrl!, {
       ...(o.serverCertificateHashes ? { serverCertificateHashes: o.serverCertificateHashes } : {}),
       ...(o.stallTimeoutMs !== undefined ? { stallTimeoutMs: o.stallTimeoutMs } : {}),
-      timeoutMs: o.deadlineMs ?? 1500,
+      timeoutMs: o.deadlineMs ?? (o.force === 'webtransport' ? 10_000 : 1500),
     });
   // WebSocket first after a recent WebTransport stall; WebTransport only if WebSocket fails.
   const stall = !o.force && (o.afterStall ?? 'websocket') === 'websocket' && o.webTransportUrl && o.webSocketUrl && WebTransportTransport.available()

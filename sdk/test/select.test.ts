@@ -2,7 +2,7 @@
 // WebTransport is missing, fails, or is slower than the deadline; `force`;
 // and the errors when nothing opens. Fake WebTransport sessions and sockets
 // that only open or fail (the stall memory is tested in webtransport.test.ts).
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RicochetError } from '../src/errors.js';
 import { openTransport, type OpenTransportOptions } from '../src/select.js';
 import type { WebSocketLike } from '../src/websocket.js';
@@ -18,7 +18,7 @@ afterEach(() => {
   delete (globalThis as { WebTransport?: unknown }).WebTransport;
 });
 
-type WtBehaviour = 'open' | 'refuse' | 'throw' | 'hang';
+type WtBehaviour = 'open' | 'refuse' | 'throw' | 'hang' | 'slow';
 
 /** Installs a fake WebTransport; returns the (url, options) of every session made. */
 function fakeWebTransport(behaviour: WtBehaviour) {
@@ -30,7 +30,14 @@ function fakeWebTransport(behaviour: WtBehaviour) {
     constructor(url: string, options: unknown) {
       made.push({ url, options });
       if (behaviour === 'throw') throw new TypeError('bad certificate hash');
-      this.ready = behaviour === 'open' ? Promise.resolve() : behaviour === 'refuse' ? Promise.reject(new Error('Opening handshake failed.')) : new Promise(() => {});
+      this.ready =
+        behaviour === 'open'
+          ? Promise.resolve()
+          : behaviour === 'refuse'
+            ? Promise.reject(new Error('Opening handshake failed.'))
+            : behaviour === 'slow'
+              ? new Promise((r) => setTimeout(r, 3_000))
+              : new Promise(() => {});
       this.ready.catch(() => {});
     }
     close() {}
@@ -134,6 +141,22 @@ describe('openTransport', () => {
     expect(e.code).toBe('RICOCHET_ERR_TRANSPORT_FAILED');
     expect(e.message).toBe('webtransport: Opening handshake failed.');
     expect(ws.urls).toEqual([WS_URL]); // only the forced WebSocket above
+  });
+
+  it("force: 'webtransport' waits out a slow handshake: there is nothing to fall back to", async () => {
+    // A QUIC handshake that lost a packet or two on a lossy link takes seconds.
+    vi.useFakeTimers();
+    cleanup.push(() => vi.useRealTimers());
+    fakeWebTransport('slow');
+    const forced = openTransport({ webTransportUrl: WT_URL, force: 'webtransport' });
+    await vi.advanceTimersByTimeAsync(3_000);
+    const c = await forced;
+    expect(c.kind).toBe('webtransport');
+    c.transport.close();
+    const ws = fakeWebSocket('open');
+    const fallback = openTransport({ webTransportUrl: WT_URL, webSocketUrl: WS_URL, WebSocket: ws.Ctor });
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect((await fallback).fallbackReason).toBe('webtransport handshake did not complete within 1500 ms');
   });
 
   it('with no transport to fall back to, the error says what failed', async () => {
