@@ -89,6 +89,9 @@ pub struct Connection {
     pub(crate) rate: SendRate,
     /// Packets below this need no early resend (`early_resend` alone).
     pub(crate) early_cursor: u64,
+    /// The packet that carried the last first half of a message in halves,
+    /// until its second half leaves (`packetizer` alone).
+    pub(crate) first_half_pn: Option<u64>,
     /// When the last ack-eliciting packet left (`packetizer` alone).
     pub(crate) last_eliciting_sent: u64,
     /// Forward error correction, both directions (`fec`).
@@ -221,6 +224,7 @@ impl Connection {
             last_received: now,
             fec: FecState::new(config.fec, config.max_datagram_size),
             early_cursor: 0,
+            first_half_pn: None,
             config,
         };
         c.refresh_timers();

@@ -10,9 +10,14 @@
 //! losses, and a late ACK turns the resend into a harmless duplicate (the
 //! cost: one message per lost ACK). Linux TCP's thin-stream mode and KCP's
 //! per-segment timeout make the same trade. A message sent in halves has
-//! only its second half resent so: silence after it is mostly a lost ACK
-//! (the peer had all three packets), and a lost first half shows in the ACK
-//! of the second or of the repair, where loss detection finds it.
+//! only its second half resent so: a lost first half shows in the ACK of the
+//! second or of the repair, where loss detection finds it. With its repair
+//! sent at once (a latency target), the second half goes again only once
+//! the first is acknowledged: silence after all three packets is mostly a
+//! lost ACK, while a lost second half and repair leave the ACK of the first
+//! to come alone (the peer holds it for the rest of the message), often
+//! after this timer: the second half then goes when it comes
+//! (`resend_given_up`).
 //!
 //! Packets are scanned in send order from a cursor, so each is looked at
 //! about once however often the timer is refreshed.
@@ -84,6 +89,41 @@ impl Connection {
             if p.time_sent + overdue > now {
                 break;
             }
+            // A second half whose first is unacknowledged too: most likely
+            // the message's ACK was lost. Should the peer acknowledge the
+            // first alone, `resend_given_up` sends it then.
+            if p.first_half
+                .is_some_and(|h| self.recovery.sent().get(h).is_some())
+            {
+                self.recovery.forgo_early_resend(pn);
+                continue;
+            }
+            if self.recovery.resend_early(pn, self.outbox.channels()) {
+                self.stats.early_resends += 1;
+            }
+        }
+    }
+
+    /// An ACK newly acknowledged packets up to `largest`: second halves
+    /// given up on at their early resend because their first half was
+    /// unacknowledged too (`on_early_resend_timeout`) go now if it is
+    /// acknowledged and they are not. The peer holds the ACK of a first half
+    /// for the rest of its message, so when the rest is lost that ACK comes
+    /// alone, often after the second half's own ACK was due.
+    pub(crate) fn resend_given_up(&mut self, largest: u64) {
+        if !self.thin() {
+            return;
+        }
+        let sent = self.recovery.sent();
+        let tracked = sent.tracked();
+        // A second half leaves right behind its first: the first packet
+        // still unacknowledged after `largest`.
+        let Some(p) = ((largest + 1).max(tracked.start)..tracked.end).find_map(|pn| sent.get(pn))
+        else {
+            return;
+        };
+        if p.skip_early_resend && p.first_half.is_some_and(|h| sent.get(h).is_none()) {
+            let pn = p.pn;
             if self.recovery.resend_early(pn, self.outbox.channels()) {
                 self.stats.early_resends += 1;
             }

@@ -101,6 +101,13 @@ impl Recovery {
         }
     }
 
+    /// Packet `pn` will not be resent early (see `early_resend`).
+    pub fn forgo_early_resend(&mut self, pn: u64) {
+        if let Some(p) = self.sent.get_mut(pn) {
+            p.skip_early_resend = true;
+        }
+    }
+
     /// Early resend (see `early_resend`): queue packet `pn`'s unacknowledged
     /// reliable data not queued already, once per packet. True if any was.
     pub fn resend_early(&mut self, pn: u64, send: &[SendChannel]) -> bool {
@@ -108,6 +115,7 @@ impl Recovery {
             return false;
         };
         p.skip_early_resend = true; // resent now: once is enough
+        p.first_half = None;
         let mut queued = false;
         for &c in &p.chunks {
             if unacked_reliable(send, &c) && !self.retransmit.contains(&c) {
@@ -179,6 +187,9 @@ impl Connection {
         }
         self.ack_awaited(largest, first_range, ranges);
         self.detect_lost(now);
+        if acked_any {
+            self.resend_given_up(largest);
+        }
     }
 
     fn on_packet_acked(&mut self, now: u64, p: SentPacket) {

@@ -384,8 +384,16 @@ impl Connection {
         }
         self.packet_numbers.advance();
         let n = w.len();
+        // Halves of a latency-targeted message; a second half whose repair
+        // follows it at once waits for its first before an early resend
+        // (`early_resend`).
+        let mut latency_halves = Halves::None;
+        let mut repair_follows = false;
         if fec_active {
             let deadline = self.repair_deadline(now, &chunks);
+            if deadline.is_some() {
+                latency_halves = halves;
+            }
             // A bulk transfer gains nothing from repair (a round trip is
             // cheap beside its length) and would pay for it in goodput; a
             // channel with a latency target is protected regardless.
@@ -407,16 +415,27 @@ impl Connection {
                 &w.written()[wire::DATA_HEADER_LEN..],
                 protect,
                 deadline,
-                if deadline.is_some() {
-                    halves
-                } else {
-                    Halves::None
-                },
+                latency_halves,
             );
+            repair_follows = self.fec.tx.is_due();
         }
         self.stats.payload_bytes_out += payload as u64;
         self.stats.overhead_bytes_out += (n - payload) as u64;
         if eliciting {
+            // A probe or resend is not resent early, nor is a first half
+            // (left to loss detection, `early_resend`).
+            let skip_early_resend =
+                probing || resent > 0 || (fec_active && halves == Halves::First);
+            let first_half = match halves {
+                Halves::First => {
+                    self.first_half_pn = Some(pn);
+                    None
+                }
+                Halves::Second => self.first_half_pn.take().filter(|_| {
+                    latency_halves == Halves::Second && repair_follows && !skip_early_resend
+                }),
+                Halves::None => None,
+            };
             self.owed.probes = self.owed.probes.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
             self.last_eliciting_sent = now;
@@ -429,9 +448,8 @@ impl Connection {
                 size: n as u64,
                 chunks,
                 delivery,
-                // A probe or resend is not resent early, nor is a first half
-                // (left to loss detection, `early_resend`).
-                skip_early_resend: probing || resent > 0 || (fec_active && halves == Halves::First),
+                skip_early_resend,
+                first_half,
             });
         } else {
             self.recovery.recycle(chunks);

@@ -32,8 +32,13 @@ pub struct SentPacket {
     /// retransmission whose ACK is overdue waits for loss detection or the
     /// probe timeout, which back off; early resends do not), or it carries
     /// the first half of a message sent in halves (its loss shows in the
-    /// ACK of the second half or of the repair).
+    /// ACK of the second half or of the repair), or it was given up on
+    /// while its `first_half` was unacknowledged.
     pub skip_early_resend: bool,
+    /// Carries a second half whose repair followed it at once: the packet
+    /// that carried its first half. Resent early only once that one is
+    /// acknowledged (`early_resend`); cleared once resent.
+    pub first_half: Option<u64>,
 }
 
 /// Ack-eliciting packets awaiting acknowledgement, indexed by packet number.
@@ -164,6 +169,7 @@ mod tests {
             chunks: Vec::new(),
             delivery: DeliveryStamp::default(),
             skip_early_resend: false,
+            first_half: None,
         }
     }
 
