@@ -90,7 +90,8 @@ pub struct Connection {
     /// Packets below this need no early resend (`early_resend` alone).
     pub(crate) early_cursor: u64,
     /// The packet that carried the last first half of a message in halves,
-    /// until its second half leaves (`packetizer` alone).
+    /// until its second half or the next first half leaves (`packetizer`
+    /// alone).
     pub(crate) first_half_pn: Option<u64>,
     /// When the last ack-eliciting packet left (`packetizer` alone).
     pub(crate) last_eliciting_sent: u64,

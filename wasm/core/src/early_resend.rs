@@ -116,9 +116,12 @@ impl Connection {
         }
         let sent = self.recovery.sent();
         let tracked = sent.tracked();
-        // A second half leaves right behind its first: the first packet
-        // still unacknowledged after `largest`.
-        let Some(p) = ((largest + 1).max(tracked.start)..tracked.end).find_map(|pn| sent.get(pn))
+        // A second half leaves right behind its first (an ACK-only packet
+        // may come between): the first packet still unacknowledged after
+        // `largest`, looked for among the next few.
+        let Some(p) = ((largest + 1).max(tracked.start)..tracked.end)
+            .take(4)
+            .find_map(|pn| sent.get(pn))
         else {
             return;
         };

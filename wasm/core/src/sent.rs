@@ -36,8 +36,9 @@ pub struct SentPacket {
     /// while its `first_half` was unacknowledged.
     pub skip_early_resend: bool,
     /// Carries a second half whose repair followed it at once: the packet
-    /// that carried its first half. Resent early only once that one is
-    /// acknowledged (`early_resend`); cleared once resent.
+    /// that carried its first half. Resent early only once that one is no
+    /// longer in flight (acknowledged, or declared lost: `early_resend`);
+    /// cleared once resent.
     pub first_half: Option<u64>,
 }
 

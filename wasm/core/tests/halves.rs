@@ -165,10 +165,10 @@ fn a_first_half_rebuilt_from_the_second_and_the_repair_is_acknowledged_at_once()
 
 #[test]
 fn a_message_whose_ack_is_lost_is_not_sent_again() {
-    // Its packets all arrived; the ACK did not (one in twenty at 5 % loss). A
-    // lost half shows in the ACK of a later packet of the message, a lost
-    // tail in the delay of the ACK of what arrived: silence is a lost ACK,
-    // and the next message's ACK settles this one.
+    // Its packets all arrived; the ACK did not (one in twenty at 5 % loss).
+    // A lost first half shows in the ACK of a later packet of the message,
+    // a lost second half and repair in the ACK of the first alone: silence
+    // is a lost ACK, and the next message's ACK settles this one.
     let mut p = warmed_up(LossModel::iid(0.03), 4);
     let before = p.client.stats();
     let sent = send_one(&mut p, 10_000);
@@ -317,18 +317,11 @@ fn under_bursts_any_two_of_a_messages_packets_deliver_it_in_the_same_tick() {
     }
 }
 
-#[test]
-fn s1_at_5pct_costs_under_2_25_wire_bytes_a_payload_byte_with_p99_under_25ms() {
-    // S1's 5 % cell as bench/s1.mjs counts it: every datagram both ways
-    // with 28 bytes of IP and UDP. Whole messages and their copies cost
-    // 2.70 here (p99 12 ms); halves and trimmed ACKs 2.28 (p99 18.8 ms: the
-    // 0.7 % that lose two of three packets wait for a resend); one ACK a
-    // message and second halves alone resent, bare, 2.15 (p99 19.5 ms);
-    // second halves resent early only once their first is acknowledged
-    // 2.10 (0.93 % over 25 ms; 0.79 % before). p99 is the 200th-latest of
-    // 20,000 messages: with 0.8–0.9 % of them late, 6,000 put it on either
-    // side of 25 ms by chance.
-    const MESSAGES: u32 = 20_000;
+/// S1's 5 % cell on seed `seed` as bench/s1.mjs counts it (every datagram
+/// both ways with 28 bytes of IP and UDP): each message's latency after the
+/// first second, which goes whole (no loss report has come back yet), and
+/// the wire bytes.
+fn s1_5pct(seed: u64, messages: u32) -> (Vec<u64>, u64) {
     let cfg = Config::low_latency().with_channels(vec![
         ChannelConfig::reliable_ordered().with_latency_target_us(15_000)
     ]);
@@ -336,12 +329,12 @@ fn s1_at_5pct_costs_under_2_25_wire_bytes_a_payload_byte_with_p99_under_25ms() {
         cfg,
         ServerConfig::default(),
         NetworkProfile::s1(LossModel::iid(0.05)),
-        1,
+        seed,
     );
     assert!(p.connect());
     let (c0, s0) = p.net.stats();
     let mut sent_at = Vec::new();
-    let mut latency = vec![u64::MAX; MESSAGES as usize];
+    let mut latency = vec![u64::MAX; messages as usize];
     let start = p.now;
     let mut seen = 0;
     let mut record = |p: &Pair, sent_at: &[u64], seen: &mut usize| {
@@ -353,7 +346,7 @@ fn s1_at_5pct_costs_under_2_25_wire_bytes_a_payload_byte_with_p99_under_25ms() {
         }
         *seen = p.server_events.len();
     };
-    for i in 0..MESSAGES {
+    for i in 0..messages {
         let due = start + i as u64 * TICK;
         while p.step_until(due) {
             record(&p, &sent_at, &mut seen);
@@ -372,12 +365,32 @@ fn s1_at_5pct_costs_under_2_25_wire_bytes_a_payload_byte_with_p99_under_25ms() {
     let (c1, s1) = p.net.stats();
     let packets = (c1.sent - c0.sent) + (s1.sent - s0.sent);
     let bytes = (c1.bytes_sent - c0.bytes_sent) + (s1.bytes_sent - s0.bytes_sent) + 28 * packets;
-    // The first second goes whole: no loss report has come back yet.
-    let mut ms: Vec<u64> = latency[120..].to_vec();
-    assert!(ms.iter().all(|&l| l != u64::MAX), "every message arrives");
+    assert!(
+        latency.iter().all(|&l| l != u64::MAX),
+        "every message arrives"
+    );
+    (latency[120..].to_vec(), bytes)
+}
+
+#[test]
+fn s1_at_5pct_costs_under_2_25_wire_bytes_a_payload_byte_with_p99_under_25ms() {
+    // Whole messages and their copies cost 2.70 here (p99 12 ms); halves
+    // and trimmed ACKs 2.28 (p99 18.8 ms: the 0.7 % that lose two of three
+    // packets wait for a resend); one ACK a message and second halves alone
+    // resent, bare, 2.15 (p99 19.5 ms); second halves resent early only once
+    // their first is acknowledged 2.10 (0.8–0.9 % over 25 ms). With that
+    // share late, p99 is measured over three seeds of 10,000 messages
+    // pooled: one seed's sample puts it on either side of 25 ms by chance.
+    const MESSAGES: u32 = 10_000;
+    let (mut ms, mut bytes) = (Vec::new(), 0);
+    for seed in 1..=3 {
+        let (l, b) = s1_5pct(seed, MESSAGES);
+        ms.extend(l);
+        bytes += b;
+    }
     ms.sort_unstable();
     let p99 = ms[(ms.len() * 99).div_ceil(100) - 1];
-    let per_payload = bytes as f64 / (MESSAGES as f64 * 400.0);
+    let per_payload = bytes as f64 / (3.0 * MESSAGES as f64 * 400.0);
     assert!(p99 <= 25_000, "p99 {p99} µs");
     assert!(
         per_payload <= 2.25,
