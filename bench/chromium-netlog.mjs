@@ -7,7 +7,7 @@
 // tick's datagrams at once; a delay here is the browser's pacing.
 //   node bench/chromium-netlog.mjs file.json …
 import { readFileSync } from 'node:fs';
-import { percentile } from './s1-stats.mjs';
+import { quantiles } from './s1-stats.mjs';
 
 /** A new burst starts after this much silence (ticks are 16.7 ms apart). */
 const BURST_GAP_US = 5_000;
@@ -67,8 +67,8 @@ export function summarizeNetlog(log) {
     prev = t;
   }
   const q = (v) => {
-    const s = Float64Array.from(v).sort();
-    return { n: v.length, p50: percentile(s, 0.5) / 1000, p90: percentile(s, 0.9) / 1000, max: s[s.length - 1] / 1000 };
+    const [p50, p90, max] = quantiles(v, [0.5, 0.9, 1]).map((us) => us / 1000);
+    return { n: v.length, p50, p90, max };
   };
   return {
     congestionControl: cc,

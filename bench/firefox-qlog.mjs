@@ -10,14 +10,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { percentile } from './s1-stats.mjs';
-
-/** Quantiles p of the numbers in v (nearest rank), or null for none. */
-function quantiles(v, ps) {
-  if (v.length === 0) return null;
-  const s = Float64Array.from(v).sort();
-  return ps.map((p) => percentile(s, p));
-}
+import { quantiles } from './s1-stats.mjs';
 
 /** One qlog (JSON-SEQ: records separated by RS) → its summary. */
 export function summarizeQlog(text) {

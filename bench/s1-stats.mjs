@@ -7,6 +7,13 @@ export function percentile(sorted, q) {
   return sorted[rank - 1];
 }
 
+/** Quantiles `ps` of the numbers in `v` (nearest rank), or null for none. */
+export function quantiles(v, ps) {
+  if (v.length === 0) return null;
+  const s = Float64Array.from(v).sort();
+  return ps.map((p) => percentile(s, p));
+}
+
 /** Latency summary in ms (inputs in µs). */
 export function summarize(latenciesUs) {
   const v = Float64Array.from(latenciesUs).sort();
