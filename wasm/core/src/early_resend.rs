@@ -98,9 +98,14 @@ impl Connection {
                 self.recovery.forgo_early_resend(pn);
                 continue;
             }
-            if self.recovery.resend_early(pn, self.outbox.channels()) {
-                self.stats.early_resends += 1;
-            }
+            self.resend_early(pn);
+        }
+    }
+
+    /// Queue packet `pn`'s data again, once, and count it if any was.
+    fn resend_early(&mut self, pn: u64) {
+        if self.recovery.resend_early(pn, self.outbox.channels()) {
+            self.stats.early_resends += 1;
         }
     }
 
@@ -127,9 +132,7 @@ impl Connection {
         };
         if p.skip_early_resend && p.first_half.is_some_and(|h| sent.get(h).is_none()) {
             let pn = p.pn;
-            if self.recovery.resend_early(pn, self.outbox.channels()) {
-                self.stats.early_resends += 1;
-            }
+            self.resend_early(pn);
         }
     }
 }
