@@ -103,6 +103,43 @@ fn on_independent_loss_a_message_goes_in_two_packets_and_their_xor() {
 }
 
 #[test]
+fn without_halves_the_same_message_goes_whole_with_its_copy_in_two_packets() {
+    // `FecConfig::halves` off (the SDK's choice on Chromium's WebTransport,
+    // whose pacer holds a tick's third datagram): at 5 % loss, where halves
+    // with their XOR would go (three packets), the message goes whole with
+    // one copy, either of which delivers it.
+    let fec = |halves| {
+        let mut f = Config::low_latency().fec;
+        f.halves = halves;
+        f
+    };
+    let mut p = warmed_up(LossModel::iid(0.05), 3);
+    assert_eq!(send_one(&mut p, 10_000).len(), 3, "halves and their XOR");
+    for kept in [0, 1] {
+        let mut p = warmed_up(LossModel::iid(0.05), 3);
+        p.client.set_fec(fec(false)).unwrap();
+        let sent = send_one(&mut p, 10_000);
+        let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
+        assert_eq!(what.len(), 2, "{what:?}");
+        assert!(
+            what[0].fragments.is_empty() && what[0].messages == 1,
+            "the message whole: {what:?}"
+        );
+        assert_eq!(what[1].repair, Some(1), "its copy: {what:?}");
+        let _ = p.server.handle_datagram(p.now, &sent[kept]);
+        p.drive();
+        assert!(delivered(&p, 10_000), "packet {kept} alone delivers it");
+    }
+    let mut p = warmed_up(LossModel::iid(0.05), 3);
+    p.client.set_fec(fec(true)).unwrap();
+    assert_eq!(
+        send_one(&mut p, 10_000).len(),
+        3,
+        "halves again once allowed"
+    );
+}
+
+#[test]
 fn a_lost_half_is_rebuilt_from_the_other_and_the_repair_in_the_same_tick() {
     for lost in [0, 1] {
         let mut p = warmed_up(LossModel::iid(0.03), 4);

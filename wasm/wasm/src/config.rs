@@ -45,7 +45,8 @@ enum Field {
     /// Server: receive memory budget of all connections together, bytes
     /// (default 256 MiB; at least `recv_buffer_bytes`).
     RecvBudgetBytes,
-    /// FEC preset: 0 off, 1 balanced (default), 2 low latency, 3 thrifty.
+    /// FEC preset: 0 off, 1 balanced (default), 2 low latency, 3 thrifty;
+    /// plus [`FEC_WHOLE`] for latency-targeted messages sent whole.
     FecPreset,
     /// FEC budget (repair bytes per protected byte); 0 = the preset's.
     FecBudget,
@@ -248,10 +249,15 @@ impl ConfigInput {
     }
 }
 
+/// Added to a preset number: latency-targeted messages go whole with their
+/// copies, never in halves (`FecConfig::halves` false; the SDK's choice on
+/// Chromium's WebTransport, `fecShapeFor` in sdk/src/core-config.ts).
+pub(crate) const FEC_WHOLE: u8 = 16;
+
 /// FEC settings from a preset number (see `Field::FecPreset`) and an
 /// optional budget override (0 or NaN keeps the preset's). Validated by the core.
 pub(crate) fn fec_config(preset: u8, budget: f64) -> FecConfig {
-    let mut f = match preset {
+    let mut f = match preset & !FEC_WHOLE {
         0 => FecConfig::off(),
         2 => FecConfig::low_latency(),
         3 => FecConfig::thrifty(),
@@ -260,5 +266,30 @@ pub(crate) fn fec_config(preset: u8, budget: f64) -> FecConfig {
     if budget > 0.0 {
         f.budget = budget;
     }
+    f.halves = preset & FEC_WHOLE == 0;
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fec_whole_added_to_a_preset_keeps_it_and_turns_halves_off() {
+        for preset in 0..4u8 {
+            let plain = fec_config(preset, 0.0);
+            assert!(plain.halves);
+            let whole = fec_config(preset + FEC_WHOLE, 0.5);
+            assert!(!whole.halves);
+            assert_eq!(
+                FecConfig {
+                    halves: true,
+                    budget: plain.budget,
+                    ..whole
+                },
+                plain
+            );
+            assert_eq!(whole.budget, 0.5);
+        }
+    }
 }

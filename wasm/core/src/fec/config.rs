@@ -21,6 +21,14 @@ pub struct FecConfig {
     pub min_loss: f64,
     /// Most packets one repair protects. Default 16, range 1..=32.
     pub max_group: u8,
+    /// A message on a channel with a latency target may go in two halves
+    /// with their repairs when that costs fewer bytes than the whole message
+    /// with its copies (`controller::halves_pay`). Default true. False sends
+    /// such messages whole: more bytes, but a tick's message in two
+    /// datagrams instead of three, for a path that holds back a tick's third
+    /// datagram (Chromium's WebTransport paces it by the first two's transfer
+    /// time at a rate pinned near its window's floor: bench/reference/s1.md).
+    pub halves: bool,
 }
 
 impl Default for FecConfig {
@@ -48,6 +56,7 @@ impl FecConfig {
             target_residual_loss: 0.005,
             min_loss: 0.002,
             max_group: 16,
+            halves: true,
         }
     }
 
@@ -62,6 +71,7 @@ impl FecConfig {
             target_residual_loss: 0.001,
             min_loss: 0.001,
             max_group: 8,
+            halves: true,
         }
     }
 
@@ -74,6 +84,7 @@ impl FecConfig {
             target_residual_loss: 0.01,
             min_loss: 0.005,
             max_group: 32,
+            halves: true,
         }
     }
 

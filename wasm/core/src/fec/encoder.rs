@@ -217,10 +217,11 @@ impl RepairEncoder {
     }
 
     /// Whether a latency-targeted message of `len` bytes should go in
-    /// halves now (see `controller::halves_pay`): repair is on and the loss
-    /// makes them cheaper.
+    /// halves now (see `controller::halves_pay`): repair is on, halves are
+    /// allowed (`FecConfig::halves`) and the loss makes them cheaper.
     pub fn halves_pay(&self, len: usize) -> bool {
-        self.active()
+        self.config.halves
+            && self.active()
             && controller::halves_pay(self.halves_plan, self.whole_plan, len, self.config.budget)
     }
 
