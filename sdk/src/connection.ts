@@ -4,7 +4,7 @@ import { realClock, type Clock } from './clock.js';
 import { CorePort } from './heap.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
-import { configuredDatagramSize, coreConfig, fecBudgetFor, fecPreset, newClient } from './core-config.js';
+import { configuredDatagramSize, coreConfig, fecBudgetFor, fecPreset, fecShapeFor, newClient } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
@@ -111,7 +111,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   /** The transport's maxDatagramSize the core was last fitted to. */
   private fittedTo_ = 0;
   /** The FEC preset, whether the app chose its budget, and the transport kind the budget was fitted to (`fecBudgetFor`). */
-  private fec_: { preset: FecPreset | undefined; budgetSet: boolean; kind: string };
+  private fec_: { preset: FecPreset | undefined; budget: number | undefined; kind: string };
   private lastHeardUs_ = 0;
   private cancelSilence_: (() => void) | null = null;
   /** Transports left for a new one, closed once that one is proven. */
@@ -144,7 +144,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     this.clock_ = options.clock ?? realClock;
     this.resume = resumeSettings(options, options.idleTimeoutMs ?? 10_000);
     const w = clientWasm();
-    this.fec_ = { preset: options.fec, budgetSet: options.fecBudget !== undefined, kind: transport.kind };
+    this.fec_ = { preset: options.fec, budget: options.fecBudget, kind: transport.kind };
     const cfg = coreConfig(w.glue, options, transport.maxDatagramSize, true, transport.kind);
     this.dgramCap_ = configuredDatagramSize(cfg);
     this.fittedTo_ = transport.maxDatagramSize;
@@ -256,17 +256,18 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     const n = fecPreset(preset);
     const chosen = positive('fecBudget', budget, 2);
     const kind = (this.current_ ?? this.last_).kind;
-    const bad = this.core_.setFec(n, chosen ?? fecBudgetFor(preset, kind) ?? 0);
+    const bad = this.core_.setFec(n + fecShapeFor(kind), chosen ?? fecBudgetFor(preset, kind) ?? 0);
     if (bad > 0) invalid(this.port_.readText(bad));
-    this.fec_ = { preset, budgetSet: chosen !== undefined, kind };
+    this.fec_ = { preset, budget: chosen, kind };
   }
 
-  /** A session moved to another kind of transport (now current): the FEC budget follows it unless the app set one. */
+  /** A session moved to another kind of transport (now current): the FEC budget (unless the app set one) and message shape follow it. */
   private refitFec_(t: Transport): void {
     const f = this.fec_;
-    if (this.core_ === null || f.budgetSet || f.kind === t.kind) return;
-    if (f.preset === undefined) f.kind = t.kind;
-    else this.setFec(f.preset);
+    if (this.core_ === null || f.kind === t.kind) return;
+    const fit = (kind: string) => `${fecShapeFor(kind)} ${f.budget ?? fecBudgetFor(f.preset, kind)}`;
+    if (fit(f.kind) === fit(t.kind)) f.kind = t.kind;
+    else this.setFec(f.preset ?? 'balanced', f.budget);
   }
 
   private channelIndex_(channel: number | string, data: Uint8Array): number {

@@ -1,7 +1,7 @@
 // From options to the core's ConfigInput: units, defaults that follow other
 // options, the datagram floor, channels, and the checks on the way.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecBudgetFor, fecPreset, headReserve } from '../src/core-config.js';
+import { configuredDatagramSize, coreConfig, DATAGRAM_FLOOR, fecBudgetFor, fecShapeFor, fecPreset, headReserve } from '../src/core-config.js';
 import { RicochetError } from '../src/errors.js';
 import { Connection } from '../src/connection.js';
 import { loopbackPair, type LoopbackTransport } from '../src/loopback.js';
@@ -156,6 +156,27 @@ describe('coreConfig', () => {
     expect(budget(chromium, { fec: 'low-latency' }, 'webtransport')).toBe(0);
   });
 
+  it("latency-targeted messages go whole on Chromium's WebTransport: FEC_WHOLE on the preset's number", () => {
+    const chromium = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0';
+    const preset = (ua: string | null, o: Options, kind: string) => {
+      if (ua !== null) vi.stubGlobal('navigator', { userAgent: ua });
+      try {
+        return config(o, 1024, true, kind).get(F.fecPreset);
+      } finally {
+        vi.unstubAllGlobals();
+      }
+    };
+    expect(preset(chromium, { fec: 'low-latency' }, 'webtransport')).toBe(2 + 16);
+    expect(preset(chromium, {}, 'webtransport')).toBe(1 + 16); // a latency target on a balanced channel goes in halves too
+    const headless = chromium.replace('Chrome/', 'HeadlessChrome/');
+    expect(preset(headless, { fec: 'low-latency' }, 'webtransport')).toBe(2 + 16); // the same network stack
+    expect(preset(chromium, { fec: 'low-latency' }, 'websocket')).toBe(2);
+    expect(preset(firefox, { fec: 'low-latency' }, 'webtransport')).toBe(2);
+    expect(preset(null, { fec: 'low-latency' }, 'webtransport')).toBe(2); // Node
+    expect(fecShapeFor('webtransport')).toBe(0);
+  });
+
   it('refuses unknown names and out-of-range values, naming the option', () => {
     expect(invalidMessage(() => config({ fec: 'max' as ConnectionOptions['fec'] }))).toBe('fec: expected one of off, balanced, low-latency, thrifty, got max');
     expect(invalidMessage(() => config({ congestion: 'cubic' as ConnectionOptions['congestion'] }))).toBe('congestion: expected one of bbr, newreno, got cubic');
@@ -186,6 +207,7 @@ describe('coreConfig', () => {
 
 describe("the FEC budget follows the session's transport", () => {
   const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0';
+  const CHROMIUM = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
   afterEach(() => vi.unstubAllGlobals());
 
   it("a low-latency session moving between Firefox's WebTransport and WebSocket gets 0.6 and the preset's in turn, unless the app set it", async () => {
@@ -227,6 +249,47 @@ describe("the FEC budget follows the session's transport", () => {
     conn.setFec('low-latency', 2); // the app's own budget holds on every transport
     await moveTo('websocket');
     expect(calls.mock.calls).toEqual([[2, 0], [2, 0.6], [2, 2]]);
+    conn.close();
+  });
+
+  it("a session moving between Chromium's WebTransport and WebSocket sends latency-targeted messages whole on the first only, whatever the budget", async () => {
+    vi.stubGlobal('navigator', { userAgent: CHROMIUM });
+    const clock = new VirtualClock();
+    const server = new Server({ clock });
+    let seed = 1;
+    /** A loopback transport standing for a browser one of `kind`. */
+    const open = (kind: string): LoopbackTransport => {
+      const p = loopbackPair({ clock, network: 'lan', seed: seed++ });
+      server.attach(p.server);
+      Object.defineProperty(p.client, 'kind', { value: kind });
+      return p.client;
+    };
+    const until = async (cond: () => boolean) => {
+      for (let t = 0; t < 2_000_000 && !cond(); t += 1000) {
+        clock.advance(1000);
+        for (let i = 0; i < 3; i++) await Promise.resolve();
+      }
+      return cond();
+    };
+    const conn = new Connection(open('webtransport'), { clock, fec: 'low-latency' });
+    expect(await until(() => conn.state === 'open')).toBe(true);
+    const core = (conn as unknown as { core_: { setFec(preset: number, budget: number): number } }).core_;
+    const calls = vi.spyOn(core, 'setFec');
+    let resumed = 0;
+    conn.on('resumed', () => resumed++);
+    const moveTo = async (kind: string) => {
+      conn.switchTransport(open(kind));
+      const want = resumed + 1;
+      expect(await until(() => resumed === want)).toBe(true);
+    };
+    expect((conn as unknown as { fec_: unknown }).fec_).toEqual({ preset: 'low-latency', budget: undefined, kind: 'webtransport' });
+    await moveTo('websocket');
+    expect(calls.mock.calls).toEqual([[2, 0]]);
+    await moveTo('webtransport');
+    expect(calls.mock.calls).toEqual([[2, 0], [2 + 16, 0]]);
+    conn.setFec('low-latency', 2);
+    await moveTo('websocket');
+    expect(calls.mock.calls).toEqual([[2, 0], [2 + 16, 0], [2 + 16, 2], [2, 2]]);
     conn.close();
   });
 });
