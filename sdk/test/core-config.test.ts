@@ -210,8 +210,9 @@ describe("the FEC budget follows the session's transport", () => {
   const CHROMIUM = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
   afterEach(() => vi.unstubAllGlobals());
 
-  it("a low-latency session moving between Firefox's WebTransport and WebSocket gets 0.6 and the preset's in turn, unless the app set it", async () => {
-    vi.stubGlobal('navigator', { userAgent: FIREFOX });
+  /** A low-latency session opened on WebTransport under user agent `ua`, the core's `setFec` calls, and a way to move it to a transport of another kind. */
+  async function session(ua: string) {
+    vi.stubGlobal('navigator', { userAgent: ua });
     const clock = new VirtualClock();
     const server = new Server({ clock });
     let seed = 1;
@@ -240,56 +241,32 @@ describe("the FEC budget follows the session's transport", () => {
       const want = resumed + 1;
       expect(await until(() => resumed === want)).toBe(true);
     };
+    return { conn, calls: calls.mock.calls, moveTo };
+  }
+
+  it("a low-latency session moving between Firefox's WebTransport and WebSocket gets 0.6 and the preset's in turn, unless the app set it", async () => {
+    const { conn, calls, moveTo } = await session(FIREFOX);
     await moveTo('websocket');
-    expect(calls.mock.calls).toEqual([[2, 0]]);
+    expect(calls).toEqual([[2, 0]]);
     await moveTo('websocket');
-    expect(calls.mock.calls).toEqual([[2, 0]]); // same kind: no change
+    expect(calls).toEqual([[2, 0]]); // same kind: no change
     await moveTo('webtransport');
-    expect(calls.mock.calls).toEqual([[2, 0], [2, 0.6]]);
+    expect(calls).toEqual([[2, 0], [2, 0.6]]);
     conn.setFec('low-latency', 2); // the app's own budget holds on every transport
     await moveTo('websocket');
-    expect(calls.mock.calls).toEqual([[2, 0], [2, 0.6], [2, 2]]);
+    expect(calls).toEqual([[2, 0], [2, 0.6], [2, 2]]);
     conn.close();
   });
 
   it("a session moving between Chromium's WebTransport and WebSocket sends latency-targeted messages whole on the first only, whatever the budget", async () => {
-    vi.stubGlobal('navigator', { userAgent: CHROMIUM });
-    const clock = new VirtualClock();
-    const server = new Server({ clock });
-    let seed = 1;
-    /** A loopback transport standing for a browser one of `kind`. */
-    const open = (kind: string): LoopbackTransport => {
-      const p = loopbackPair({ clock, network: 'lan', seed: seed++ });
-      server.attach(p.server);
-      Object.defineProperty(p.client, 'kind', { value: kind });
-      return p.client;
-    };
-    const until = async (cond: () => boolean) => {
-      for (let t = 0; t < 2_000_000 && !cond(); t += 1000) {
-        clock.advance(1000);
-        for (let i = 0; i < 3; i++) await Promise.resolve();
-      }
-      return cond();
-    };
-    const conn = new Connection(open('webtransport'), { clock, fec: 'low-latency' });
-    expect(await until(() => conn.state === 'open')).toBe(true);
-    const core = (conn as unknown as { core_: { setFec(preset: number, budget: number): number } }).core_;
-    const calls = vi.spyOn(core, 'setFec');
-    let resumed = 0;
-    conn.on('resumed', () => resumed++);
-    const moveTo = async (kind: string) => {
-      conn.switchTransport(open(kind));
-      const want = resumed + 1;
-      expect(await until(() => resumed === want)).toBe(true);
-    };
-    expect((conn as unknown as { fec_: unknown }).fec_).toEqual({ preset: 'low-latency', budget: undefined, kind: 'webtransport' });
+    const { conn, calls, moveTo } = await session(CHROMIUM);
     await moveTo('websocket');
-    expect(calls.mock.calls).toEqual([[2, 0]]);
+    expect(calls).toEqual([[2, 0]]);
     await moveTo('webtransport');
-    expect(calls.mock.calls).toEqual([[2, 0], [2 + 16, 0]]);
+    expect(calls).toEqual([[2, 0], [2 + 16, 0]]);
     conn.setFec('low-latency', 2);
     await moveTo('websocket');
-    expect(calls.mock.calls).toEqual([[2, 0], [2 + 16, 0], [2 + 16, 2], [2, 2]]);
+    expect(calls).toEqual([[2, 0], [2 + 16, 0], [2 + 16, 2], [2, 2]]);
     conn.close();
   });
 });
