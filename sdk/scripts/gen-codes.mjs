@@ -128,6 +128,9 @@ function tables(read) {
       return [camel(v), i];
     });
   if (fields.length === 0) fail(`${SOURCES.config}: enum Field is empty`);
+  const whole = /pub\(crate\) const FEC_WHOLE\s*:\s*u8\s*=\s*(\d+)\s*;/.exec(stripComments(read('config')));
+  if (whole === null) fail(`${SOURCES.config}: pub(crate) const FEC_WHOLE: u8 not found`);
+  const fecWhole = Number(whole[1]);
 
   const kindBody = block(stripComments(read('wire')), /\bpub enum ChannelKind\s*\{/, `${SOURCES.wire}: enum ChannelKind`);
   const channelKinds = pairs(kindBody, /(\w+)\s*=\s*(\d+)/g, `${SOURCES.wire}: enum ChannelKind`).map(([v, n]) => [kebab(v), n]);
@@ -147,7 +150,7 @@ function tables(read) {
   const batch = [...stripComments(read('batch')).matchAll(/pub const (\w+)\s*:\s*usize\s*=\s*(\d+)\s*;/g)].map((m) => [m[1], Number(m[2])]);
   for (const name of ['RECORDS', 'HEADER_WORDS', 'TX_WORDS', 'EV_WORDS']) if (!batch.some(([n]) => n === name)) fail(`${SOURCES.batch}: pub const ${name}: usize not found`);
 
-  return { ev, closeKinds, sendResults, datagram, states, pathEvents, fields, channelKinds, stats, channelStats, batch };
+  return { ev, closeKinds, sendResults, datagram, states, pathEvents, fields, fecWhole, channelKinds, stats, channelStats, batch };
 }
 
 const key = (k) => (/^[A-Za-z_$][\w$]*$/.test(String(k)) ? String(k) : typeof k === 'number' && k >= 0 ? String(k) : `'${k}'`);
@@ -192,6 +195,9 @@ export const PATH_EVENT = ${obj(t.pathEvents)} as const;
 
 /** \`ConfigInput\` field numbers for \`get\`/\`set\` (\`enum Field\` in ${src('config')}). */
 export const CONFIG_FIELD = ${obj(t.fields)} as const;
+
+/** Added to the FEC preset's number: latency-targeted messages go whole, never in halves (\`FEC_WHOLE\` in ${src('config')}). */
+export const FEC_WHOLE = ${t.fecWhole};
 
 /** Channel kinds for \`addChannel\` (\`ChannelKind\` in ${src('wire')}). */
 export const CHANNEL_KIND = ${obj(t.channelKinds)} as const;

@@ -110,7 +110,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private readonly dgramCap_: number;
   /** The transport's maxDatagramSize the core was last fitted to. */
   private fittedTo_ = 0;
-  /** The FEC preset, whether the app chose its budget, and the transport kind the budget was fitted to (`fecBudgetFor`). */
+  /** The FEC preset, the app's own budget (if it chose one), and the transport kind budget and message shape were fitted to (`fecBudgetFor`, `fecShapeFor`). */
   private fec_: { preset: FecPreset | undefined; budget: number | undefined; kind: string };
   private lastHeardUs_ = 0;
   private cancelSilence_: (() => void) | null = null;
@@ -256,7 +256,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
     const n = fecPreset(preset);
     const chosen = positive('fecBudget', budget, 2);
     const kind = (this.current_ ?? this.last_).kind;
-    const bad = this.core_.setFec(n + fecShapeFor(kind), chosen ?? fecBudgetFor(preset, kind) ?? 0);
+    const bad = this.core_.setFec(n + fecShapeFor(preset, kind), chosen ?? fecBudgetFor(preset, kind) ?? 0);
     if (bad > 0) invalid(this.port_.readText(bad));
     this.fec_ = { preset, budget: chosen, kind };
   }
@@ -265,7 +265,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   private refitFec_(t: Transport): void {
     const f = this.fec_;
     if (this.core_ === null || f.kind === t.kind) return;
-    const fit = (kind: string) => `${fecShapeFor(kind)} ${f.budget ?? fecBudgetFor(f.preset, kind)}`;
+    const fit = (kind: string) => `${fecShapeFor(f.preset, kind)} ${f.budget ?? fecBudgetFor(f.preset, kind)}`;
     if (fit(f.kind) === fit(t.kind)) f.kind = t.kind;
     else this.setFec(f.preset ?? 'balanced', f.budget);
   }

@@ -2,7 +2,7 @@
 // from the generated glue and must not reach the public declarations).
 import { CONGESTION, DEFAULT_CHANNELS, FEC_PRESETS, KINDS, invalid, positive, type ChannelOptions, type ConnectionOptions } from './options.js';
 import type { Bound, ClientGlue } from './wasm.js';
-import { CONFIG_FIELD as F } from './wasm-codes.js';
+import { CONFIG_FIELD as F, FEC_WHOLE } from './wasm-codes.js';
 
 /** The field a server sets to 1 to make its channels the only layout clients may declare. */
 export const STRICT_CHANNELS = F.strictChannels;
@@ -54,17 +54,19 @@ const FIREFOX_WT_FEC_BUDGET = 0.6;
 /**
  * Chromium's WebTransport paces a tick's datagrams: two leave at once, each
  * later one waits for their transfer time at a pacing rate that random loss
- * holds near its congestion window's floor (a third 400-byte message's
+ * holds near its congestion window's floor (a 400-byte message's third
  * datagram ~2.3 ms late; bench/reference/s1.md, Chromium 156). A message in
  * halves with their XOR needs the third whenever one of the first two is
- * lost, so there latency-targeted messages go whole with their copies (S1
- * at 5 % loss: p99 24.5 → 14.4 ms for 13 % more bytes; bursty 53 → 36 ms).
- * Returns what to add to the FEC preset's number (wasm/wasm `FEC_WHOLE`).
+ * lost, so there `low-latency`'s latency-targeted messages go whole with
+ * their copies (S1 at 5 % loss: p99 24.5 → 14.4 ms for ~15 % more bytes;
+ * bursty 52–55 → 37–40 ms for ~11 % fewer). Other presets keep halves (their
+ * budgets pay for an XOR, not a copy; not measured). Returns what to add to
+ * the preset's number.
  */
-export function fecShapeFor(transportKind: string): number {
-  return transportKind === 'webtransport' && typeof navigator !== 'undefined' && /Chrome\//.test(navigator.userAgent ?? '') ? FEC_WHOLE : 0;
+export function fecShapeFor(preset: string | undefined, transportKind: string): number {
+  const paced = transportKind === 'webtransport' && typeof navigator !== 'undefined' && /Chrome\//.test(navigator.userAgent ?? '');
+  return paced && preset === 'low-latency' ? FEC_WHOLE : 0;
 }
-const FEC_WHOLE = 16;
 
 /** The datagram size a config was built with. */
 export function configuredDatagramSize(c: { get(f: number): number }): number {
@@ -104,7 +106,7 @@ export function coreConfig<G extends ClientGlue>(
   c.set(F.maxDatagramSize, dgram);
   if (withChannels) c.set(F.minDatagramSize, datagramFloor(o, dgram, transportKind));
   for (const [name, field, max, scale] of NUMERIC) {
-    if (name === 'fecBudget') c.set(F.fecPreset, fecPreset(o.fec) + fecShapeFor(transportKind)); // validated in this order
+    if (name === 'fecBudget') c.set(F.fecPreset, fecPreset(o.fec) + fecShapeFor(o.fec, transportKind)); // validated in this order
     const x = positive(name, o[name], max) ?? (name === 'fecBudget' ? fecBudgetFor(o.fec, transportKind) : undefined);
     if (x !== undefined) c.set(field, x * (scale ?? 1));
   }

@@ -26,8 +26,9 @@ export interface ChannelOptions<Name extends string = string> {
  * with a latency target); `thrifty` (≤ 10 %). On Firefox's WebTransport, `low-latency` spends at
  * most 60 % unless `fecBudget` says otherwise: Firefox drops datagrams queued behind its QUIC
  * congestion window, and more repair fills it (S1 at 5 % loss: p99 69 → 30 ms). On Chromium's
- * WebTransport a message on a channel with a latency target goes whole with its copies, never in
- * halves: Chromium's pacer holds a tick's third datagram (S1 at 5 %: p99 24.5 → 14.4 ms).
+ * WebTransport, `low-latency` sends a message on a channel with a latency target whole with its
+ * copies, never in halves: Chromium's pacer holds a tick's third datagram (S1 at 5 %: p99 24.5 →
+ * 14.4 ms).
  */
 export type FecPreset = 'off' | 'balanced' | 'low-latency' | 'thrifty';
 export const FEC_PRESETS: Record<FecPreset, number> = { off: 0, balanced: 1, 'low-latency': 2, thrifty: 3 };

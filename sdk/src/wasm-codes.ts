@@ -80,6 +80,9 @@ export const CONFIG_FIELD = {
   strictChannels: 16,
 } as const;
 
+/** Added to the FEC preset's number: latency-targeted messages go whole, never in halves (`FEC_WHOLE` in wasm/wasm/src/config.rs). */
+export const FEC_WHOLE = 16;
+
 /** Channel kinds for `addChannel` (`ChannelKind` in wasm/core/src/wire.rs). */
 export const CHANNEL_KIND = {
   'reliable-ordered': 0,

@@ -168,13 +168,14 @@ describe('coreConfig', () => {
       }
     };
     expect(preset(chromium, { fec: 'low-latency' }, 'webtransport')).toBe(2 + 16);
-    expect(preset(chromium, {}, 'webtransport')).toBe(1 + 16); // a latency target on a balanced channel goes in halves too
+    expect(preset(chromium, {}, 'webtransport')).toBe(1); // other presets keep halves (not measured there)
+    expect(preset(chromium, { fec: 'balanced' }, 'webtransport')).toBe(1);
     const headless = chromium.replace('Chrome/', 'HeadlessChrome/');
     expect(preset(headless, { fec: 'low-latency' }, 'webtransport')).toBe(2 + 16); // the same network stack
     expect(preset(chromium, { fec: 'low-latency' }, 'websocket')).toBe(2);
     expect(preset(firefox, { fec: 'low-latency' }, 'webtransport')).toBe(2);
     expect(preset(null, { fec: 'low-latency' }, 'webtransport')).toBe(2); // Node
-    expect(fecShapeFor('webtransport')).toBe(0);
+    expect(fecShapeFor('low-latency', 'webtransport')).toBe(0);
   });
 
   it('refuses unknown names and out-of-range values, naming the option', () => {

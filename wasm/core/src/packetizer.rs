@@ -397,8 +397,9 @@ impl Connection {
             // A bulk transfer gains nothing from repair (a round trip is
             // cheap beside its length) and would pay for it in goodput; a
             // channel with a latency target is protected regardless.
-            // A resend of latency-targeted data goes bare while messages go
-            // in halves (independent loss): its message is late already and
+            // A resend of latency-targeted data goes bare while the loss is
+            // independent (one XOR would keep halves in time, whether
+            // messages go in halves or whole): its message is late already and
             // it travels for the ones behind, which a loss of the resend too
             // delays only p of the time; most resends are of messages whose
             // ACK was lost, so a repair would double each one's cost for
