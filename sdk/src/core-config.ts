@@ -59,7 +59,7 @@ const FIREFOX_WT_FEC_BUDGET = 0.6;
  * halves with their XOR needs the third whenever one of the first two is
  * lost, so there `low-latency`'s latency-targeted messages go whole with
  * their copies (S1 at 5 % loss: p99 24.5 → 14.4 ms for ~15 % more bytes;
- * bursty 52–55 → 37–40 ms for ~11 % fewer). Other presets keep halves (their
+ * bursty 52–55 → 37–45 ms for ~11 % fewer). Other presets keep halves (their
  * budgets pay for an XOR, not a copy; not measured). Returns what to add to
  * the preset's number.
  */
