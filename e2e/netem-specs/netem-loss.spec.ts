@@ -56,10 +56,11 @@ for (const c of CASES) {
         const page = await browser.newPage();
         let res: { r: Result; sdk: Result | null };
         try {
-          // WebTransport cases measure WebTransport under loss: a bursty handshake
-          // can take over a second, so the fallback deadline is raised here
+          // WebTransport cases measure WebTransport under loss, so they force it: a
+          // bursty handshake can take over 5 s (Chromium's QUIC handshake losing
+          // its retransmissions too), and a fallback would measure WebSocket
           // (netem-resume.spec.ts tests the fallback at its default deadline).
-          res = await runEcho(page, s, { ...LOAD, ...(transport === 'websocket' ? { force: 'websocket' } : { deadlineMs: 5_000 }) });
+          res = await runEcho(page, s, { ...LOAD, force: transport, ...(transport === 'webtransport' ? { deadlineMs: 15_000 } : {}) });
         } finally {
           await page.close();
         }

@@ -24,9 +24,25 @@ const pct = (xs, p) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The relay's certificate hash and URLs. Fetched over the impaired link, where
+ *  a request can die with its TCP connection (a reused connection the relay
+ *  closed while its FIN was lost): setup, not what a test measures, so it is
+ *  tried three times. */
+async function relayInfo(relayHttp) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (await fetch(`${relayHttp}/cert-hash`)).json();
+    } catch (e) {
+      if (attempt === 3) throw e;
+      log(`cert-hash fetch failed (${e}), trying again`);
+      await sleep(200);
+    }
+  }
+}
+
 window.ricochetEcho = async (o) => {
   if (o.disableWebTransport) delete globalThis.WebTransport;
-  const info = await (await fetch(`${o.relayHttp}/cert-hash`)).json();
+  const info = await relayInfo(o.relayHttp);
   const q = `?token=${encodeURIComponent(o.token)}`;
   const transportOptions = (force) => ({
     webTransportUrl: (o.webTransportUrl ?? info.webTransportUrl) && (o.webTransportUrl ?? info.webTransportUrl) + q,
