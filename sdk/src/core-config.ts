@@ -46,8 +46,7 @@ function datagramFloor(o: ConnectionOptions, dgram: number, transportKind: strin
  * undefined for the preset's own.
  */
 export function fecBudgetFor(preset: string | undefined, transportKind: string): number | undefined {
-  const shedding = transportKind === 'webtransport' && typeof navigator !== 'undefined' && /\bFirefox\//.test(navigator.userAgent ?? '');
-  return shedding && preset === 'low-latency' ? FIREFOX_WT_FEC_BUDGET : undefined;
+  return lowLatencyOnWebTransportOf(/\bFirefox\//, preset, transportKind) ? FIREFOX_WT_FEC_BUDGET : undefined;
 }
 const FIREFOX_WT_FEC_BUDGET = 0.6;
 
@@ -64,8 +63,12 @@ const FIREFOX_WT_FEC_BUDGET = 0.6;
  * the preset's number.
  */
 export function fecShapeFor(preset: string | undefined, transportKind: string): number {
-  const paced = transportKind === 'webtransport' && typeof navigator !== 'undefined' && /Chrome\//.test(navigator.userAgent ?? '');
-  return paced && preset === 'low-latency' ? FEC_WHOLE : 0;
+  return lowLatencyOnWebTransportOf(/Chrome\//, preset, transportKind) ? FEC_WHOLE : 0;
+}
+
+/** The `low-latency` preset over WebTransport in a browser whose user agent matches `browser`. */
+function lowLatencyOnWebTransportOf(browser: RegExp, preset: string | undefined, transportKind: string): boolean {
+  return preset === 'low-latency' && transportKind === 'webtransport' && typeof navigator !== 'undefined' && browser.test(navigator.userAgent ?? '');
 }
 
 /** The datagram size a config was built with. */
