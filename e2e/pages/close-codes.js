@@ -3,6 +3,7 @@
 // the browser's own WebTransport.closed, the SDK transport's onClose relay
 // info, and a Connection's rejected `ready`.
 import { Connection, WebTransportTransport } from '/sdk/index.js';
+import { relayInfo } from './relay-info.js';
 
 const log = (s) => (document.getElementById('log').textContent += `\n${s}`);
 const hashes = (info) => info.certHashes.map((h) => ({ algorithm: 'sha-256', value: Uint8Array.from(h.match(/../g), (x) => parseInt(x, 16)) }));
@@ -13,10 +14,6 @@ function dataPacket(id) {
   b[0] = 4;
   new DataView(b.buffer).setUint32(1, id, true);
   return b;
-}
-
-async function relayInfo(relayHttp) {
-  return (await fetch(`${relayHttp}/cert-hash`)).json();
 }
 
 /**

@@ -1,6 +1,7 @@
 // Test page: connects through the relay to the native echo server and
 // exchanges self-checking traffic. Driven by Playwright via window.ricochetEcho.
 import { Connection, openTransport } from '/sdk/index.js';
+import { relayInfo } from './relay-info.js';
 
 const log = (s) => (document.getElementById('log').textContent += `\n${s}`);
 
@@ -24,25 +25,9 @@ const pct = (xs, p) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** The relay's certificate hash and URLs. Fetched over the impaired link, where
- *  a request can die with its TCP connection (a reused connection the relay
- *  closed while its FIN was lost): setup, not what a test measures, so it is
- *  tried three times. */
-async function relayInfo(relayHttp) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await (await fetch(`${relayHttp}/cert-hash`)).json();
-    } catch (e) {
-      if (attempt === 3) throw e;
-      log(`cert-hash fetch failed (${e}), trying again`);
-      await sleep(200);
-    }
-  }
-}
-
 window.ricochetEcho = async (o) => {
   if (o.disableWebTransport) delete globalThis.WebTransport;
-  const info = await relayInfo(o.relayHttp);
+  const info = await relayInfo(o.relayHttp, log);
   const q = `?token=${encodeURIComponent(o.token)}`;
   const transportOptions = (force) => ({
     webTransportUrl: (o.webTransportUrl ?? info.webTransportUrl) && (o.webTransportUrl ?? info.webTransportUrl) + q,

@@ -12,6 +12,7 @@
 // same call (else the SDK's pacing queue held it), and how long the browser
 // took to complete that write; and the granularity of performance.now().
 import { Connection, WebTransportTransport, openTransport } from '/sdk/index.js';
+import { relayInfo } from './relay-info.js';
 
 const log = (s) => (document.getElementById('log').textContent += `\n${s}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -51,7 +52,7 @@ function clockGranularity() {
 }
 
 window.ricochetS1 = async (o) => {
-  const info = await (await fetch(`${o.relayHttp}/cert-hash`)).json();
+  const info = await relayInfo(o.relayHttp, log);
   const q = `?token=${encodeURIComponent(o.token)}`;
   const force = o.force ?? 'webtransport';
   // A pacing burst other than the SDK's default needs WebTransportTransport's own options.

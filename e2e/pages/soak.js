@@ -16,6 +16,7 @@ WebAssembly.Instance = new Proxy(RealInstance, {
   },
 });
 const { Connection, openTransport } = await import('/sdk/index.js');
+const { relayInfo } = await import('./relay-info.js');
 
 const TICK_MS = 1000 / 60;
 /** Channel layout; the echo server answers on the channel a message came in on. */
@@ -111,7 +112,7 @@ let soak = null;
 async function start(o) {
   const selfTest = checkerSelfTest();
   if (selfTest.length) throw new Error(`payload checker self-test failed: ${selfTest.join(', ')}`);
-  const info = await (await fetch(`${o.relayHttp}/cert-hash`)).json();
+  const info = await relayInfo(o.relayHttp, log);
   const q = `?token=${encodeURIComponent(o.token)}`;
   const choice = await openTransport({
     webTransportUrl: info.webTransportUrl + q,
