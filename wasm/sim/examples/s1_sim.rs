@@ -13,7 +13,11 @@
 //!
 //!   cargo run --release -p ricochet-sim --example s1_sim -- \
 //!     [--profile s1_5pct] [--preset default|low_latency] [--latency-target-ms 15] \
-//!     [--count 10000] [--seeds 1,2,3] [--size 400]
+//!     [--count 10000] [--seeds 1,2,3] [--size 400] [--per-tick 1]
+//!
+//! `--per-tick K` sends K messages of `--size` bytes each tick, all queued
+//! before the sender runs (a game's tick with several messages), instead of
+//! S1's one; `--count` still counts messages.
 
 use ricochet_core::{Config, Event, ServerConfig};
 use ricochet_sim::{NetworkProfile, Pair};
@@ -27,6 +31,7 @@ struct Args {
     count: u32,
     seeds: Vec<u64>,
     size: usize,
+    per_tick: u32,
 }
 
 fn args() -> Args {
@@ -37,6 +42,7 @@ fn args() -> Args {
         count: 10_000,
         seeds: vec![1],
         size: 400,
+        per_tick: 1,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     for w in v.chunks(2) {
@@ -48,6 +54,7 @@ fn args() -> Args {
             "--count" => a.count = val.parse().expect("count"),
             "--seeds" => a.seeds = val.split(',').map(|s| s.parse().expect("seed")).collect(),
             "--size" => a.size = val.parse().expect("size"),
+            "--per-tick" => a.per_tick = val.parse::<u32>().expect("messages a tick").max(1),
             o => panic!("unknown argument {o}"),
         }
     }
@@ -77,7 +84,9 @@ fn run(a: &Args, seed: u64) {
     let w0 = p.now;
     while w0 + ((warm as f64 * period) as u64) < t0 {
         p.run_until(w0 + (warm as f64 * period) as u64);
-        let _ = p.client.send(p.now, 0, vec![0xee; a.size]);
+        for _ in 0..a.per_tick {
+            let _ = p.client.send(p.now, 0, vec![0xee; a.size]);
+        }
         warm += 1;
     }
     p.run_for(200_000);
@@ -88,18 +97,21 @@ fn run(a: &Args, seed: u64) {
     let mut lat = Vec::with_capacity(a.count as usize);
     let mut order = Vec::with_capacity(a.count as usize);
     let start = p.now;
-    for k in 0..a.count {
-        let at = start + (k as f64 * period) as u64;
+    let ticks = a.count.div_ceil(a.per_tick);
+    for tick in 0..ticks {
+        let at = start + (tick as f64 * period) as u64;
         step_to(&mut p, at, &sent_at, &mut lat, &mut order);
-        let mut msg = vec![0u8; a.size];
-        msg[0..4].copy_from_slice(&k.to_le_bytes());
-        msg[4] = 1;
-        p.client.send(p.now, 0, msg).expect("send");
-        sent_at.push(p.now);
+        for k in tick * a.per_tick..((tick + 1) * a.per_tick).min(a.count) {
+            let mut msg = vec![0u8; a.size];
+            msg[0..4].copy_from_slice(&k.to_le_bytes());
+            msg[4] = 1;
+            p.client.send(p.now, 0, msg).expect("send");
+            sent_at.push(p.now);
+        }
         p.drive();
         collect(&mut p, &sent_at, &mut lat, &mut order);
     }
-    let end = start + (a.count as f64 * period) as u64;
+    let end = start + (ticks as f64 * period) as u64;
     while (lat.len() as u32) < a.count && p.now < end + 5_000_000 {
         let t = p.now + 1_000;
         step_to(&mut p, t, &sent_at, &mut lat, &mut order);
@@ -124,7 +136,7 @@ fn run(a: &Args, seed: u64) {
     lat.sort_unstable();
     let mean = lat.iter().sum::<u64>() as f64 / n as f64 / 1000.0;
     println!(
-        "{{\"profile\":\"{}\",\"preset\":\"{}\",\"target_ms\":{},\"seed\":{seed},\"warmup_msgs\":{warm},\"delivered\":{n},\"count\":{},\
+        "{{\"profile\":\"{}\",\"preset\":\"{}\",\"target_ms\":{},\"seed\":{seed},\"warmup_msgs\":{warm},\"delivered\":{n},\"count\":{},\"size\":{},\"per_tick\":{},\
 \"mean\":{mean:.2},\"p50\":{:.2},\"p99\":{:.2},\"p999\":{:.2},\"max\":{:.2},\"late_over_25ms\":{late25},\"late_behind_a_late_one\":{behind_late},\
 \"wire_per_payload\":{:.3},\"up_per_payload\":{:.3},\"down_per_payload\":{:.3},\
 \"up_packets_per_msg\":{:.3},\"down_packets_per_msg\":{:.3},\"repair_packets_per_msg\":{:.3},\"repair_bytes_per_msg\":{:.1},\
@@ -133,6 +145,8 @@ fn run(a: &Args, seed: u64) {
         a.preset,
         a.target_ms,
         a.count,
+        a.size,
+        a.per_tick,
         pct(&lat, 0.5),
         pct(&lat, 0.99),
         pct(&lat, 0.999),
