@@ -23,6 +23,7 @@ use crate::pn_bound::{PacketNumbers, PnRoom};
 use crate::recv_budget::RecvBudget;
 use crate::recv_channel::RecvChannel;
 use crate::rtt::RttEstimator;
+use crate::send_channel::Cut;
 use crate::send_rate::SendRate;
 use crate::stats::{ChannelStats, Stats};
 use crate::timer::{Timer, TimerTable};
@@ -314,7 +315,11 @@ impl Connection {
         if self.outbox.buffered() + data.len() > self.config.send_buffer_bytes {
             return Err(SendError::BufferFull(data));
         }
-        let cut = self.cut_for(channel, data.len());
+        let cut = if self.several_go_whole(channel) {
+            Cut::sizes(self.cut_sizes())
+        } else {
+            self.cut_for(channel, data.len())
+        };
         let id = self.outbox.push(now, channel, data, cut, &mut self.events);
         self.refresh_after_send();
         Ok(id)

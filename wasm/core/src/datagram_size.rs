@@ -91,7 +91,9 @@ impl Connection {
     /// payload a message instead of 2; in bursts two or three repairs of
     /// different powers (any two of the packets rebuild it), 2.35 instead of
     /// about 3 (issue 16).
-    /// Halves stay a message's one cut: never cut again once one is sent.
+    /// Halves stay a message's one cut once one is sent; before that, a
+    /// second message queued behind it may make both whole
+    /// (`several_go_whole`).
     pub(crate) fn cut_for(&self, channel: u8, len: usize) -> Cut {
         let (whole_max, _) = self.cut_sizes();
         if len >= SPLIT_MIN_BYTES
@@ -107,6 +109,20 @@ impl Connection {
             };
         }
         Cut::sizes(self.cut_sizes())
+    }
+
+    /// Before a message joins its channel's queue: true when it should go
+    /// whole because another waits unsent there, which then goes whole too
+    /// if it was in halves. With several in a tick, halves each with their
+    /// own repair would leave the later messages behind any earlier one's
+    /// rare unrebuilt loss (reliable order), while whole they share a
+    /// packet that its copies protect. Only while the budget pays a whole
+    /// copy (`low-latency`'s does; the SDK's cap on Firefox's WebTransport
+    /// does not, and there halves keep their XORs).
+    pub(crate) fn several_go_whole(&mut self, channel: u8) -> bool {
+        self.config.channels[channel as usize].latency_target_us > 0
+            && self.config.fec.budget >= 1.0
+            && self.outbox.unsent_before_push(channel, self.cut_sizes())
     }
 }
 

@@ -79,6 +79,11 @@ impl Outbox {
         id
     }
 
+    /// See `SendChannel::unsent_before_push`.
+    pub fn unsent_before_push(&mut self, ch: u8, sizes: (u32, u32)) -> bool {
+        self.channels[ch as usize].unsent_before_push(sizes)
+    }
+
     /// First transmissions, highest-priority channel first: `write` gets
     /// each chunk, its bytes and its message's fragment count, and returns
     /// false when the packet is full. Unreliable messages past their age

@@ -539,7 +539,11 @@ impl Connection {
             window,
             &mut self.events,
             |c, data, frag_count, in_halves| {
-                if fragment_of == Some((c.channel, c.seq)) {
+                // Nor does a first half follow a second: each message in
+                // halves is a group of its own, which one repair rebuilds.
+                if fragment_of == Some((c.channel, c.seq))
+                    || (in_halves && c.frag == 0 && halves == Halves::Second)
+                {
                     return false;
                 }
                 if !write_chunk(w, run, c, data, frag_count) {

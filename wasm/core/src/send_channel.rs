@@ -145,6 +145,31 @@ impl SendChannel {
         self.config.kind
     }
 
+    /// Before another message joins the queue: whether the last one queued
+    /// waits with nothing of it sent. If so, and it was cut in halves
+    /// (`datagram_size::cut_for`), it is cut again by size, whole when it
+    /// fits `whole_max`. On an unreliable-sequenced channel the newcomer
+    /// replaces it instead (`push`): false.
+    pub fn unsent_before_push(&mut self, (whole_max, frag_size): (u32, u32)) -> bool {
+        if self.config.kind == ChannelKind::UnreliableSequenced {
+            return false;
+        }
+        let Some(Some(m)) = self.messages.back_mut() else {
+            return false;
+        };
+        if m.next_frag != 0 {
+            return false;
+        }
+        if m.halves {
+            m.frag_size = frag_size;
+            m.frag_count = cut_count(m.data.len(), whole_max, frag_size);
+            m.halves = false;
+            m.acked = FragSet::new(m.frag_count);
+            m.acked_count = 0;
+        }
+        true
+    }
+
     /// Queue a message, cut as `cut` says; returns its sequence number. On an
     /// unreliable-sequenced channel, queued messages never sent are now stale
     /// and are returned in `stale` to be reported lost.
@@ -402,6 +427,32 @@ mod tests {
         assert_eq!(ch.next_unsent(0, 2, &mut e), None);
         ch.on_fragment_acked(&chunk(0, 0, true));
         assert_eq!(ch.next_unsent(0, 2, &mut e), Some(2));
+    }
+
+    #[test]
+    fn a_message_waiting_in_halves_goes_whole_once_another_joins_it() {
+        let halves = Cut {
+            whole_max: 200,
+            frag_size: 200,
+            halves: true,
+        };
+        let mut ch = SendChannel::new(ChannelConfig::reliable_ordered());
+        assert!(!ch.unsent_before_push((1000, 1000)), "nothing queued");
+        ch.push(0, 1, vec![0; 400], halves, &mut Vec::new());
+        assert!(ch.get(0).unwrap().halves);
+        assert!(ch.unsent_before_push((1000, 1000)), "one waits unsent");
+        let m = ch.get(0).unwrap();
+        assert!(!m.halves && m.frag_count == 1 && m.fragment(0).len() == 400);
+        // Once anything of it is sent, it keeps its cut.
+        ch.push(0, 2, vec![0; 400], halves, &mut Vec::new());
+        ch.get_mut(1).unwrap().next_frag = 1;
+        assert!(!ch.unsent_before_push((1000, 1000)));
+        assert!(ch.get(1).unwrap().halves);
+        // Unreliable-sequenced: the newcomer replaces what waits.
+        let mut seq = SendChannel::new(ChannelConfig::unreliable_sequenced());
+        seq.push(0, 1, vec![0; 400], halves, &mut Vec::new());
+        assert!(!seq.unsent_before_push((1000, 1000)));
+        assert!(seq.get(0).unwrap().halves);
     }
 
     /// A reliable whole message sent, then cut into fragments (`recut`).

@@ -16,7 +16,11 @@
 //! (`datagram_size::cut_for`): one XOR of the two, sent at once, rebuilds
 //! either in the same tick for half a message of repair; under bursts,
 //! repairs of powers 1 and 2 of ω follow, and any two of the packets
-//! rebuild both halves.
+//! rebuild both halves. While the budget pays a whole copy, a message
+//! queued behind an unsent one of its channel goes whole, and so does that
+//! one (`Connection::several_go_whole`): a tick of several shares packets
+//! and their copies (issue 16: in halves, each message's own rare loss
+//! would hold the tick's later messages behind it).
 //!
 //! Not done here: solving for three missing members (three powers could
 //! restore three of a group of three; the receiver stops at two), and codes
