@@ -97,6 +97,22 @@ fn send_two(p: &mut Pair, n: u32, between: usize) -> Vec<Vec<u8>> {
     out
 }
 
+/// Two messages each in halves with their own repair, one after the other:
+/// first half, second half, XOR, three times two.
+fn two_groups_of_halves(sent: &[Vec<u8>]) {
+    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
+    assert_eq!(what.len(), 6, "{what:?}");
+    for g in [0, 3] {
+        assert_eq!(what[g].fragments, [(0, 2)], "first half alone: {what:?}");
+        assert_eq!(
+            what[g + 1].fragments,
+            [(1, 2)],
+            "second half alone: {what:?}"
+        );
+        assert_eq!(what[g + 2].repair, Some(2), "its own repair: {what:?}");
+    }
+}
+
 /// Hand the server every datagram of `sent` but those at `lost`.
 fn deliver_all_but(p: &mut Pair, sent: &[Vec<u8>], lost: &[usize]) {
     for (i, d) in sent.iter().enumerate() {
@@ -230,17 +246,7 @@ fn below_the_budget_of_a_whole_copy_several_messages_keep_their_halves() {
     fec.budget = 0.6;
     p.client.set_fec(fec).unwrap();
     let sent = send_two(&mut p, 10_000, 0);
-    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
-    assert_eq!(what.len(), 6, "{what:?}");
-    for g in [0, 3] {
-        assert_eq!(what[g].fragments, [(0, 2)], "first half alone: {what:?}");
-        assert_eq!(
-            what[g + 1].fragments,
-            [(1, 2)],
-            "second half alone: {what:?}"
-        );
-        assert_eq!(what[g + 2].repair, Some(2), "its own repair: {what:?}");
-    }
+    two_groups_of_halves(&sent);
 }
 
 #[test]
@@ -253,17 +259,7 @@ fn a_packet_ending_one_message_in_halves_carries_no_first_half_of_the_next() {
     // would have one XOR over three packets, which two losses defeat).
     let mut p = warmed_up(LossModel::iid(0.03), 3);
     let sent = send_two(&mut p, 10_000, 1);
-    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
-    assert_eq!(what.len(), 6, "{what:?}");
-    for g in [0, 3] {
-        assert_eq!(what[g].fragments, [(0, 2)], "first half alone: {what:?}");
-        assert_eq!(
-            what[g + 1].fragments,
-            [(1, 2)],
-            "second half alone: {what:?}"
-        );
-        assert_eq!(what[g + 2].repair, Some(2), "its own repair: {what:?}");
-    }
+    two_groups_of_halves(&sent);
     for lost in [[0, 3], [0, 4], [1, 3], [1, 4]] {
         let mut p = warmed_up(LossModel::iid(0.03), 3);
         let sent = send_two(&mut p, 10_000, 1);
