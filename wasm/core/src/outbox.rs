@@ -59,6 +59,14 @@ impl Outbox {
         self.channels.iter().any(|s| s.queued_messages() > 0)
     }
 
+    /// Messages wait on a channel `on` picks (by index).
+    pub fn has_queued_on(&self, on: impl Fn(usize) -> bool) -> bool {
+        self.channels
+            .iter()
+            .enumerate()
+            .any(|(i, s)| on(i) && s.queued_messages() > 0)
+    }
+
     /// Queue a message on channel `ch` (checked by the caller); messages it
     /// makes stale are reported `Lost` in `events`.
     pub fn push(

@@ -410,6 +410,16 @@ impl Connection {
                 !chunks.is_empty() && !bare_resend && (deadline.is_some() || !self.bulk());
             let resend_after = self.early_resend_after();
             self.fec.tx.set_useful_for(resend_after);
+            // More of this tick's new latency-targeted messages follow at
+            // once (a packet with resends neither opens nor extends a tick
+            // group).
+            let channels = &self.config.channels;
+            let tick_continues = unsent
+                && resent == 0
+                && self
+                    .outbox
+                    .has_queued_on(|ch| channels[ch].latency_target_us > 0);
+            self.fec.tx.set_tick_continues(tick_continues);
             self.fec.tx.on_packet_sent(
                 now,
                 pn,

@@ -26,6 +26,11 @@ fn warmed_up_with(server: ServerConfig, loss: LossModel, seed: u64) -> Pair {
     let cfg = Config::low_latency().with_channels(vec![
         ChannelConfig::reliable_ordered().with_latency_target_us(15_000)
     ]);
+    warmed_up_as(cfg, server, loss, seed)
+}
+
+/// `warmed_up` with the client configured as `cfg` (S1 traffic on channel 0).
+fn warmed_up_as(cfg: Config, server: ServerConfig, loss: LossModel, seed: u64) -> Pair {
     let mut p = Pair::new(cfg, server, NetworkProfile::s1(loss), seed);
     assert!(p.connect());
     for i in 0..300 {
@@ -47,6 +52,8 @@ struct Carried {
     repair: Option<u8>,
     /// The REPAIR's power of ω (0: the XOR).
     power: Option<u8>,
+    /// The REPAIR's first member (low 16 bits of its packet number).
+    first_pn: Option<u16>,
 }
 
 fn carried(d: &[u8]) -> Carried {
@@ -56,9 +63,15 @@ fn carried(d: &[u8]) -> Carried {
         match f {
             Frame::Fragment { index, count, .. } => c.fragments.push((index, count)),
             Frame::Messages { .. } => c.messages += 1,
-            Frame::Repair { count, power, .. } => {
+            Frame::Repair {
+                count,
+                power,
+                first_pn,
+                ..
+            } => {
                 c.repair = Some(count);
                 c.power = Some(power);
+                c.first_pn = Some(first_pn);
             }
             _ => {}
         }
@@ -97,6 +110,21 @@ fn send_two(p: &mut Pair, n: u32, between: usize) -> Vec<Vec<u8>> {
     out
 }
 
+/// One packet with whole messages (one MESSAGES frame), then its copy.
+fn whole_with_its_copy(sent: &[Vec<u8>]) {
+    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
+    assert_eq!(what.len(), 2, "{what:?}");
+    assert!(
+        what[0].fragments.is_empty() && what[0].messages == 1,
+        "whole, in one MESSAGES frame: {what:?}"
+    );
+    assert_eq!(
+        (what[1].repair, what[1].power),
+        (Some(1), Some(0)),
+        "its copy: {what:?}"
+    );
+}
+
 /// Two messages each in halves with their own repair, one after the other:
 /// first half, second half, XOR, three times two.
 fn two_groups_of_halves(sent: &[Vec<u8>]) {
@@ -111,6 +139,21 @@ fn two_groups_of_halves(sent: &[Vec<u8>]) {
         );
         assert_eq!(what[g + 2].repair, Some(2), "its own repair: {what:?}");
     }
+}
+
+/// Send `count` messages of `size` bytes in one tick (`n`, `n + 1`, …) and
+/// return the datagrams they produced at once.
+fn send_tick(p: &mut Pair, n: u32, count: u32, size: usize) -> Vec<Vec<u8>> {
+    p.run_until(p.now + TICK);
+    for i in 0..count {
+        p.client.send(p.now, 0, payload(n + i, size)).unwrap();
+    }
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1500];
+    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
+        out.push(buf[..len].to_vec());
+    }
+    out
 }
 
 /// Hand the server every datagram of `sent` but those at `lost`.
@@ -164,17 +207,7 @@ fn without_halves_the_same_message_goes_whole_with_its_copy_in_two_packets() {
         let mut p = warmed_up(LossModel::iid(0.05), 3);
         p.client.set_fec(fec(false)).unwrap();
         let sent = send_one(&mut p, 10_000);
-        let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
-        assert_eq!(what.len(), 2, "{what:?}");
-        assert!(
-            what[0].fragments.is_empty() && what[0].messages == 1,
-            "the message whole: {what:?}"
-        );
-        assert_eq!(
-            (what[1].repair, what[1].power),
-            (Some(1), Some(0)),
-            "its copy: {what:?}"
-        );
+        whole_with_its_copy(&sent);
         let _ = p.server.handle_datagram(p.now, &sent[kept]);
         p.drive();
         assert!(delivered(&p, 10_000), "packet {kept} alone delivers it");
@@ -217,23 +250,78 @@ fn several_messages_in_one_tick_go_whole_together_with_one_copy() {
     for kept in [0, 1] {
         let mut p = warmed_up(LossModel::iid(0.05), 3);
         let sent = send_two(&mut p, 10_000, 0);
-        let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
-        assert_eq!(what.len(), 2, "{what:?}");
-        assert!(
-            what[0].fragments.is_empty() && what[0].messages == 1,
-            "both whole in one MESSAGES frame: {what:?}"
-        );
-        assert_eq!(
-            (what[1].repair, what[1].power),
-            (Some(1), Some(0)),
-            "its copy: {what:?}"
-        );
+        whole_with_its_copy(&sent);
         deliver_all_but(&mut p, &sent, &[1 - kept]);
         assert!(
             delivered(&p, 10_000) && delivered(&p, 10_001),
             "packet {kept} alone delivers both"
         );
     }
+}
+
+#[test]
+fn under_bursts_a_tick_spanning_packets_is_one_group_that_rebuilds_any_two() {
+    // Four 400-byte messages fill more than one packet. Under bursts each
+    // packet with copies of its own loses the tick whenever one packet and
+    // its copies all go; one group over the tick's packets with repairs of
+    // powers 0, 1 and 2 rebuilds any two of them, as a message in halves.
+    let mut p = warmed_up(LossModel::bursty(0.10, 0.25), 3);
+    let sent = send_tick(&mut p, 10_000, 4, 400);
+    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
+    let data = what.iter().filter(|c| c.repair.is_none()).count();
+    assert!(data >= 2, "the tick spans packets: {what:?}");
+    let repairs: Vec<(Option<u8>, Option<u8>)> =
+        what[data..].iter().map(|c| (c.repair, c.power)).collect();
+    let count = Some(data as u8);
+    assert_eq!(
+        repairs,
+        [(count, Some(0)), (count, Some(1)), (count, Some(2))],
+        "one group's three repairs: {what:?}"
+    );
+    for lost in [[0, 1], [0, data], [1, data + 1]] {
+        let mut p = warmed_up(LossModel::bursty(0.10, 0.25), 3);
+        let sent = send_tick(&mut p, 10_000, 4, 400);
+        deliver_all_but(&mut p, &sent, &lost);
+        assert!(
+            (10_000..10_004).all(|n| delivered(&p, n)),
+            "packets {lost:?} lost: the tick rebuilt and delivered at once"
+        );
+    }
+}
+
+#[test]
+fn a_tick_followed_by_other_channels_data_has_its_repair_at_once() {
+    // Under bursts, a latency-targeted tick in one packet while another
+    // channel (no target) still has data queued: the tick's repair leaves
+    // right after it, not held for a tick group the other data never ends.
+    let cfg = Config::low_latency().with_channels(vec![
+        ChannelConfig::reliable_ordered().with_latency_target_us(15_000),
+        ChannelConfig::reliable_ordered(),
+    ]);
+    let mut p = warmed_up_as(
+        cfg,
+        ServerConfig::default(),
+        LossModel::bursty(0.10, 0.25),
+        3,
+    );
+    p.run_until(p.now + TICK);
+    for i in 0..2 {
+        p.client.send(p.now, 0, payload(10_000 + i, 400)).unwrap();
+    }
+    for i in 0..3 {
+        p.client.send(p.now, 1, payload(20_000 + i, 1_000)).unwrap();
+    }
+    let mut sent = Vec::new();
+    let mut buf = vec![0u8; 1500];
+    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
+        sent.push(buf[..len].to_vec());
+    }
+    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
+    let tick = pn_of(&sent[0]);
+    assert!(
+        what[1..3].iter().any(|c| c.first_pn == Some(tick)),
+        "a repair of the tick's packet within the next two: {what:?}"
+    );
 }
 
 #[test]

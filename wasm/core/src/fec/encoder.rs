@@ -17,7 +17,8 @@
 //! says the latency target needs, as far as the budget allows. A message in
 //! halves gets instead repairs of other powers of ω (`parity`), so that any
 //! two of its packets rebuild it, as many as `controller::halves_repairs`
-//! says.
+//! says; and so does a tick of whole messages spanning two or three packets
+//! when that is two or more (bursts): one group over the tick's packets.
 
 use super::{controller, FecConfig, IMAGE_HEADER};
 use crate::prelude::*;
@@ -29,6 +30,12 @@ pub const REPAIR_PACKET_OVERHEAD: usize = 7 + 1 + 2 + 1 + 3;
 /// Header bytes (the DATA header's 7) credited to the budget with each
 /// message-carrying packet's body.
 pub const CREDITED_HEADER: usize = 7;
+
+/// Most packets a tick's group takes: the receiver rebuilds at most two
+/// missing members, and over GF(4) a member three places on has the same
+/// weights (what follows a full group goes as before: a new tick group if
+/// more follows it, else a group of its own with copies).
+const MAX_TICK_GROUP: u8 = 3;
 
 /// A report older than this no longer counts (the peer repeats a non-zero
 /// one every second; silence means its loss cleared and that news was lost).
@@ -78,6 +85,9 @@ struct Group {
     /// and `weighted` false).
     more: [Vec<u8>; 2],
     weighted: bool,
+    /// Opened by a tick of whole messages spanning several packets
+    /// (`set_tick_continues`): it awaits the tick's last packet.
+    tick: bool,
 }
 
 /// A repair ready to go: protects `first_pn .. first_pn + count`, member
@@ -138,6 +148,8 @@ pub struct RepairEncoder {
     /// The same for halves owed one repair more than the whole part of
     /// `controller::halves_repairs`.
     more_share: f64,
+    /// More of the same tick's messages follow the next packet at once.
+    tick_continues: bool,
 }
 
 impl RepairEncoder {
@@ -162,6 +174,7 @@ impl RepairEncoder {
             averaging: false,
             halves_plan: None,
             whole_plan: 1.0,
+            tick_continues: false,
         }
     }
 
@@ -179,6 +192,12 @@ impl RepairEncoder {
     /// sooner than the resend, so the budget waits for a group it can help.
     pub fn set_useful_for(&mut self, useful_for: Option<u64>) {
         self.useful_for = useful_for;
+    }
+
+    /// Whether more of a tick's messages leave right after the next packet
+    /// (the connection knows what it has queued; see `on_packet_sent`).
+    pub fn set_tick_continues(&mut self, more: bool) {
+        self.tick_continues = more;
     }
 
     /// The peer measured this loss rate and burstiness on our packets.
@@ -282,6 +301,34 @@ impl RepairEncoder {
                 self.abandon();
             }
         }
+        // A tick of whole latency-targeted messages spanning packets, where
+        // a message in halves would get two repairs or more (bursts): one
+        // group over the tick's packets, repaired as halves are (the XOR
+        // and powers 1 and 2, any two losses rebuilt), not each packet with
+        // copies of its own, which a tick of two loses all of for one of
+        // its packets about twice as often as halves lose two of five. With
+        // one XOR (independent loss) a copy each loses less. The group
+        // awaits the tick's next packet while more of it follows, up to
+        // MAX_TICK_GROUP members; whatever packet comes next otherwise
+        // closes it, so its repairs go at once.
+        let tick = halves == Halves::None
+            && deadline.is_some()
+            && carries_messages
+            && self.more_halves_repairs().is_some_and(|r| r >= 2.0);
+        let members = self.group.as_ref().map_or(0, |g| g.count) + 1;
+        let awaiting_tick = self.group.as_ref().is_some_and(|g| g.tick && g.awaits_half);
+        let halves = match () {
+            _ if tick
+                && self.tick_continues
+                && members < MAX_TICK_GROUP
+                && self.group.as_ref().is_none_or(|g| g.tick) =>
+            {
+                Halves::First
+            }
+            _ if awaiting_tick && halves == Halves::None => Halves::Second,
+            _ => halves,
+        };
+        let tick = (tick && halves == Halves::First) || awaiting_tick;
         if self.group.is_none() {
             if !carries_messages {
                 return;
@@ -306,10 +353,12 @@ impl RepairEncoder {
                 parity,
                 more,
                 weighted,
+                tick,
             });
         }
         if carries_messages {
-            let cap = (2 * self.max_datagram) as f64;
+            // A tick group's three repairs may each fill a datagram.
+            let cap = ((if tick { 4 } else { 2 }) * self.max_datagram) as f64;
             self.credit =
                 (self.credit + self.config.budget * (body.len() + CREDITED_HEADER) as f64).min(cap);
         }
