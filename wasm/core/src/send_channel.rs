@@ -89,6 +89,18 @@ pub struct OutMessage {
 }
 
 impl OutMessage {
+    /// Cut again for size alone, from its first fragment: whole up to
+    /// `whole_max`, else `frag_size` fragments (nothing of the new cut sent
+    /// or acknowledged).
+    fn cut_by_size(&mut self, whole_max: u32, frag_size: u32) {
+        self.frag_size = frag_size;
+        self.frag_count = cut_count(self.data.len(), whole_max, frag_size);
+        self.halves = false;
+        self.next_frag = 0;
+        self.acked = FragSet::new(self.frag_count);
+        self.acked_count = 0;
+    }
+
     pub fn fragment(&self, index: u32) -> &[u8] {
         if self.frag_count == 1 {
             return &self.data;
@@ -161,11 +173,7 @@ impl SendChannel {
             return false;
         }
         if m.halves {
-            m.frag_size = frag_size;
-            m.frag_count = cut_count(m.data.len(), whole_max, frag_size);
-            m.halves = false;
-            m.acked = FragSet::new(m.frag_count);
-            m.acked_count = 0;
+            m.cut_by_size(whole_max, frag_size);
         }
         true
     }
@@ -337,12 +345,7 @@ impl SendChannel {
                 continue;
             }
             let seq = self.base_seq + i as u64;
-            m.frag_size = frag_size;
-            m.frag_count = cut_count(m.data.len(), whole_max, frag_size);
-            m.halves = false;
-            m.next_frag = 0;
-            m.acked = FragSet::new(m.frag_count);
-            m.acked_count = 0;
+            m.cut_by_size(whole_max, frag_size);
             if sent {
                 recut_sent.push(seq);
                 rewind.get_or_insert(seq);
