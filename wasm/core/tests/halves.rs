@@ -81,8 +81,11 @@ fn carried(d: &[u8]) -> Carried {
 
 /// Send one 400-byte message and return the datagrams it produced at once.
 fn send_one(p: &mut Pair, n: u32) -> Vec<Vec<u8>> {
-    p.run_until(p.now + TICK);
-    p.client.send(p.now, 0, payload(n, 400)).unwrap();
+    send_tick(p, n, 1, 400)
+}
+
+/// Every datagram the client has to send now.
+fn sent_now(p: &mut Pair) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 1500];
     while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
@@ -104,9 +107,7 @@ fn send_two(p: &mut Pair, n: u32, between: usize) -> Vec<Vec<u8>> {
         out.push(buf[..len].to_vec());
     }
     p.client.send(p.now, 0, payload(n + 1, 400)).unwrap();
-    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
-        out.push(buf[..len].to_vec());
-    }
+    out.extend(sent_now(p));
     out
 }
 
@@ -148,12 +149,7 @@ fn send_tick(p: &mut Pair, n: u32, count: u32, size: usize) -> Vec<Vec<u8>> {
     for i in 0..count {
         p.client.send(p.now, 0, payload(n + i, size)).unwrap();
     }
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 1500];
-    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
-        out.push(buf[..len].to_vec());
-    }
-    out
+    sent_now(p)
 }
 
 /// Hand the server every datagram of `sent` but those at `lost`.
@@ -311,11 +307,7 @@ fn a_tick_followed_by_other_channels_data_has_its_repair_at_once() {
     for i in 0..3 {
         p.client.send(p.now, 1, payload(20_000 + i, 1_000)).unwrap();
     }
-    let mut sent = Vec::new();
-    let mut buf = vec![0u8; 1500];
-    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
-        sent.push(buf[..len].to_vec());
-    }
+    let sent = sent_now(&mut p);
     let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
     let tick = pn_of(&sent[0]);
     assert!(
@@ -476,11 +468,7 @@ fn a_message_fragmented_for_size_keeps_a_repair_per_fragment() {
     let mut p = warmed_up(LossModel::iid(0.05), 6);
     p.run_until(p.now + TICK);
     p.client.send(p.now, 0, payload(10_000, 1_800)).unwrap();
-    let mut buf = vec![0u8; 1500];
-    let mut what = Vec::new();
-    while let Some(len) = p.client.poll_transmit(p.now, &mut buf) {
-        what.push(carried(&buf[..len]));
-    }
+    let what: Vec<Carried> = sent_now(&mut p).iter().map(|d| carried(d)).collect();
     let fragments: Vec<_> = what.iter().flat_map(|c| c.fragments.clone()).collect();
     assert_eq!(fragments, [(0, 2), (1, 2)], "{what:?}");
     let repairs: Vec<u8> = what.iter().filter_map(|c| c.repair).collect();
