@@ -4,7 +4,7 @@ import { realClock, type Clock } from './clock.js';
 import { CorePort } from './heap.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, redactTokens, RicochetError, sendError, type ErrorCode, type RelayClose } from './errors.js';
-import { configuredDatagramSize, coreConfig, fecBudgetFor, fecPreset, fecShapeFor, newClient } from './core-config.js';
+import { configuredDatagramSize, coreConfig, FEC_BUDGET_MAX, fecBudgetFor, fecPreset, fecShapeFor, newClient } from './core-config.js';
 import { handshakeBytes, invalid, positive, resolveChannels, type ConnectionOptions, type FecPreset, type ResolvedChannel } from './options.js';
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import { Outage, PROBE_ANSWER_MIN_MS, QUIET_PROBES, resumeSettings, type ResumeSettings } from './resume.js';
@@ -254,7 +254,7 @@ export class Connection<Name extends string = string> extends Emitter<Connection
   setFec(preset: FecPreset, budget?: number): void {
     if (this.core_ === null) throw new RicochetError('RICOCHET_ERR_NOT_CONNECTED');
     const n = fecPreset(preset);
-    const chosen = positive('fecBudget', budget, 2);
+    const chosen = positive('fecBudget', budget, FEC_BUDGET_MAX);
     const kind = (this.current_ ?? this.last_).kind;
     const bad = this.core_.setFec(n + fecShapeFor(preset, kind), chosen ?? fecBudgetFor(preset, kind) ?? 0);
     if (bad > 0) invalid(this.port_.readText(bad));

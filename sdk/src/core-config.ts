@@ -38,7 +38,7 @@ function datagramFloor(o: ConnectionOptions, dgram: number, transportKind: strin
  * its congestion window, which random loss pins at its 2,504-byte floor: the
  * more repair a connection sends there, the more the browser drops (S1 at 5 %
  * loss: 10 % of the SDK's datagrams never sent with `low-latency`'s 200 %
- * repair, 0.5 % with 60 %; bench/reference/s1.md, Firefox ESR 153: measure
+ * repair, its budget then, 0.5 % with 60 %; bench/reference/s1.md, Firefox ESR 153: measure
  * again when neqo changes). So the `low-latency` preset's repair is capped at
  * 0.6 per protected byte there (messages still go in halves with their XOR)
  * unless `fecBudget` is set. Firefox's own user agent is the test: it exposes
@@ -49,6 +49,8 @@ export function fecBudgetFor(preset: string | undefined, transportKind: string):
   return lowLatencyOnWebTransportOf(/\bFirefox\//, preset, transportKind) ? FIREFOX_WT_FEC_BUDGET : undefined;
 }
 const FIREFOX_WT_FEC_BUDGET = 0.6;
+/** The core's largest `fec.budget` (`FecConfig::validate`). */
+export const FEC_BUDGET_MAX = 3;
 
 /**
  * Chromium's WebTransport paces a tick's datagrams: two leave at once, each
@@ -91,7 +93,7 @@ const NUMERIC: readonly [name: NumericOption, field: number, max?: number, scale
   ['maxConnections', F.maxConnections, 2 ** 32 - 1],
   ['maxChannels', F.maxChannels, 255],
   ['recvBudgetBytes', F.recvBudgetBytes, 2 ** 32 - 1],
-  ['fecBudget', F.fecBudget, 2],
+  ['fecBudget', F.fecBudget, FEC_BUDGET_MAX],
 ];
 
 /** A ConfigInput of module `w` (the one whose Client/Server will take it).

@@ -21,7 +21,7 @@ export interface ChannelOptions<Name extends string = string> {
 
 /**
  * Forward error correction presets (repair bytes are spent only once the peer reports loss):
- * `off`; `balanced` (default, ≤ 30 % extra bytes); `low-latency` (≤ 200 %, repairs nearly every
+ * `off`; `balanced` (default, ≤ 30 % extra bytes); `low-latency` (≤ 250 %, repairs nearly every
  * loss one one-way delay later: a repair per packet, sent twice under bursty loss for a channel
  * with a latency target); `thrifty` (≤ 10 %). On Firefox's WebTransport, `low-latency` spends at
  * most 60 % unless `fecBudget` says otherwise: Firefox drops datagrams queued behind its QUIC
@@ -83,7 +83,7 @@ export interface ConnectionOptions<Name extends string = string> extends ResumeO
   maxAckDelayMs?: number;
   /** Forward error correction preset. Default 'balanced'. Change later with `setFec`. */
   fec?: FecPreset;
-  /** Most FEC repair bytes per protected byte (0.01..2). Default: the preset's (`low-latency` on Firefox's WebTransport: 0.6). */
+  /** Most FEC repair bytes per protected byte, headers counted (0.01..3). Default: the preset's (`low-latency` on Firefox's WebTransport: 0.6). */
   fecBudget?: number;
   /** Congestion controller. Default 'bbr'. */
   congestion?: CongestionControl;

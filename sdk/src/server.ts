@@ -5,7 +5,7 @@ import { CorePort } from './heap.js';
 import { closeKindOf, type CloseEvent } from './connection.js';
 import { Emitter } from './emitter.js';
 import { payloadBytes, RicochetError, sendError, type ErrorCode } from './errors.js';
-import { coreConfig, fecPreset, STRICT_CHANNELS } from './core-config.js';
+import { coreConfig, FEC_BUDGET_MAX, fecPreset, STRICT_CHANNELS } from './core-config.js';
 import { invalid, positive, resolveChannels, type FecPreset, type ResolvedChannel, type ServerOptions as BaseServerOptions } from './options.js';
 import { decodeStats, StatsWindow, type ConnectionStats } from './stats.js';
 import type { Transport } from './transport.js';
@@ -249,7 +249,7 @@ export class Server<Name extends string = string> extends Emitter<ServerEvents<N
   setFec(id: number, preset: FecPreset, budget?: number): boolean {
     if (this.core === null) return false;
     const n = fecPreset(preset);
-    const b = positive('fecBudget', budget, 2) ?? 0;
+    const b = positive('fecBudget', budget, FEC_BUDGET_MAX) ?? 0;
     try {
       return this.core.setFec(id, n, b);
     } catch (e) {

@@ -61,7 +61,7 @@ describe('the client module through the SDK’s own bindings', () => {
     expect(stats.some((v) => v > 0)).toBe(true);
     expect(client.setMaxDatagramSize(now, 1200)).toBe(true);
     const bad = client.setFec(1, 5);
-    expect(cp.readText(bad)).toMatch(/^fec\.budget: need 0\.01\.\.=2\.0/);
+    expect(cp.readText(bad)).toMatch(/^fec\.budget: need 0\.01\.\.=3\.0/);
     client.close(now, 7, cp.writeIn(new TextEncoder().encode('bye ✓')));
     while (closedWith === null && now < 4e6) step();
     expect(closedWith).toBe('bye ✓');

@@ -217,7 +217,7 @@ describe('Connection over loopback', () => {
     expect(big).toThrow(/^invalid config: handshake payload: 4000 bytes exceeds max_handshake_payload \(\d+\)$/);
     const conn = new Connection(ct, { clock });
     expect(clock.runUntil(() => conn.state === 'open', 2_000_000)).toBe(true);
-    expect(() => conn.setFec('balanced', 0.001)).toThrow(/^fec\.budget: need 0\.01\.\.=2\.0 repair bytes per protected byte, got 1\/1000$/);
+    expect(() => conn.setFec('balanced', 0.001)).toThrow(/^fec\.budget: need 0\.01\.\.=3\.0 repair bytes per protected byte, got 1\/1000$/);
     // The refusal's text went through the input buffer: messages still do.
     conn.send(0, payload(1, 3000));
     conn.send(0, payload(2, 10));

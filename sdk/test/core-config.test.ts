@@ -181,7 +181,7 @@ describe('coreConfig', () => {
   it('refuses unknown names and out-of-range values, naming the option', () => {
     expect(invalidMessage(() => config({ fec: 'max' as ConnectionOptions['fec'] }))).toBe('fec: expected one of off, balanced, low-latency, thrifty, got max');
     expect(invalidMessage(() => config({ congestion: 'cubic' as ConnectionOptions['congestion'] }))).toBe('congestion: expected one of bbr, newreno, got cubic');
-    expect(invalidMessage(() => config({ fecBudget: 3 }))).toBe('fecBudget: expected a number in (0, 2], got 3');
+    expect(invalidMessage(() => config({ fecBudget: 3.5 }))).toBe('fecBudget: expected a number in (0, 3], got 3.5');
     expect(invalidMessage(() => config({ maxChannels: 256 }))).toBe('maxChannels: expected a number in (0, 255], got 256');
     expect(invalidMessage(() => config({ idleTimeoutMs: 0 }))).toMatch(/^idleTimeoutMs: expected a number/);
   });

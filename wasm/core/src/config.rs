@@ -197,7 +197,7 @@ impl core::error::Error for ConfigError {}
 
 impl Config {
     /// Acknowledges within 1 ms, keeps the link warm every 250 ms and spends
-    /// up to 200 % extra bytes on FEC (`FecConfig::low_latency`): for
+    /// up to 250 % extra bytes on FEC (`FecConfig::low_latency`): for
     /// fast-paced games that want losses repaired or detected as early as
     /// possible.
     pub fn low_latency() -> Self {

@@ -182,11 +182,12 @@ pub fn halves_pay(halves: Option<f64>, whole: f64, len: usize, budget: f64) -> b
     let (len, image) = (len as f64, (super::IMAGE_HEADER + 6) as f64);
     // More than one repair only if the budget pays for them all (a share of
     // them would leave the halves worse off than a whole message). The
-    // encoder credits each half's body and DATA header; a repair costs its
-    // protected body and `PROTECTED_RESERVE`.
+    // encoder credits each half's body and headers (`CREDITED_HEADER`); a
+    // repair costs its image of a half's body and `repair_cost`'s headers.
     let credited = super::encoder::CREDITED_HEADER as f64;
     let earned = budget * (len + 2.0 * (FRAGMENT_HEADER + credited));
-    let repair = len / 2.0 + FRAGMENT_HEADER + super::encoder::PROTECTED_RESERVE as f64;
+    let half_image = (len as usize).div_ceil(2) + FRAGMENT_HEADER as usize + super::IMAGE_HEADER;
+    let repair = super::encoder::repair_cost(half_image);
     if r > 1.0 && earned < r * repair {
         return false;
     }

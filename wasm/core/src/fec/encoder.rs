@@ -23,13 +23,30 @@
 use super::{controller, FecConfig, IMAGE_HEADER};
 use crate::prelude::*;
 
-/// Bytes a repair packet adds beyond its parity: DATA header (7) and the
-/// REPAIR frame header (type, first_pn, count, length varint ≤ 3).
-pub const REPAIR_PACKET_OVERHEAD: usize = 7 + 1 + 2 + 1 + 3;
+/// The REPAIR frame's header: type, first_pn, count, length varint ≤ 3.
+const REPAIR_FRAME_HEADER: usize = 1 + 2 + 1 + 3;
 
-/// Header bytes (the DATA header's 7) credited to the budget with each
-/// message-carrying packet's body.
-pub const CREDITED_HEADER: usize = 7;
+/// Bytes a repair packet may add beyond its parity, which the packetizer
+/// keeps free in protected packets (`PROTECTED_RESERVE`): the REPAIR frame
+/// header and 7 bytes of slack.
+pub const REPAIR_PACKET_OVERHEAD: usize = 7 + REPAIR_FRAME_HEADER;
+
+/// The budget counts wire bytes: every packet with its IPv4 and UDP header
+/// (28, nominal: other paths add their own) and its DATA header. A
+/// message-carrying packet credits `budget` × (its body + these) and a
+/// repair costs [`repair_cost`]. A copy then costs 13 bytes more than the
+/// packet it repairs (the image and REPAIR frame headers), so two copies of
+/// a message of 12 bytes or more cost at most 2.4 times its packet. Counted
+/// without the 43 bytes, as before, two copies of a 20-byte message cost
+/// 2.8 times its credit: at a budget of 2.0 most went once, and under
+/// bursts one copy leaves 2.5 % of them late.
+pub const CREDITED_HEADER: usize = 28 + crate::wire::DATA_HEADER_LEN;
+
+/// What a repair of `parity_len` bytes costs the budget: its parity, its
+/// REPAIR frame header and the packet's own headers ([`CREDITED_HEADER`]).
+pub fn repair_cost(parity_len: usize) -> f64 {
+    (parity_len + REPAIR_FRAME_HEADER + CREDITED_HEADER) as f64
+}
 
 /// Most packets a tick's group takes: the receiver rebuilds at most two
 /// missing members, and over GF(4) a member three places on has the same
@@ -357,8 +374,13 @@ impl RepairEncoder {
             });
         }
         if carries_messages {
-            // A tick group's three repairs may each fill a datagram.
-            let cap = ((if tick { 4 } else { 2 }) * self.max_datagram) as f64;
+            // Room for two repairs that fill a datagram each (a tick
+            // group's three: four), so a near-full packet still gets both
+            // copies.
+            let full = self
+                .max_datagram
+                .saturating_sub(crate::wire::DATA_HEADER_LEN + REPAIR_FRAME_HEADER);
+            let cap = (if tick { 4.0 } else { 2.0 }) * repair_cost(full);
             self.credit =
                 (self.credit + self.config.budget * (body.len() + CREDITED_HEADER) as f64).min(cap);
         }
@@ -391,7 +413,7 @@ impl RepairEncoder {
     }
 
     fn cost(g: &Group) -> f64 {
-        (g.parity.len() + REPAIR_PACKET_OVERHEAD) as f64
+        repair_cost(g.parity.len())
     }
 
     fn evaluate(&mut self, now: u64, k: u8) {
@@ -466,7 +488,7 @@ impl RepairEncoder {
         }
         self.due = false;
         if let Some(r) = self.again.pop() {
-            self.credit -= (r.parity.len() + REPAIR_PACKET_OVERHEAD) as f64;
+            self.credit -= repair_cost(r.parity.len());
             // The peer may rebuild from this one: its verdict waits for it.
             if let Some(s) = self.sent.back_mut() {
                 if (s.0, s.1) == (r.first_pn, r.count) {
@@ -674,6 +696,16 @@ mod tests {
     /// 60 Hz ticks of one 400-byte packet whose channel wants its repair
     /// 3 ms later; returns the repairs taken (with their packet numbers), in order.
     fn latency_ticks(e: &mut RepairEncoder, ticks: u64, deadline: bool) -> Vec<(u64, Repair)> {
+        ticks_of(e, ticks, deadline, 400)
+    }
+
+    /// `latency_ticks` with packets of `len` bytes.
+    fn ticks_of(
+        e: &mut RepairEncoder,
+        ticks: u64,
+        deadline: bool,
+        len: usize,
+    ) -> Vec<(u64, Repair)> {
         let mut out = Vec::new();
         let mut pn = 0;
         for t in 0..ticks {
@@ -681,7 +713,7 @@ mod tests {
             e.on_packet_sent(
                 now,
                 pn,
-                &[t as u8; 400],
+                &vec![t as u8; len],
                 true,
                 deadline.then_some(now + 3_000),
                 Halves::None,
@@ -710,9 +742,7 @@ mod tests {
         let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
         e.on_report(0, 0.10, 0.25);
         let r = latency_ticks(&mut e, 100, true);
-        // The budget (200 %) pays for two copies of all but a few: each
-        // copy costs 20 bytes of headers more than the packet earns.
-        assert!(r.len() >= 190, "{} repairs for 100 packets", r.len());
+        assert_eq!(r.len(), 200, "two repairs for each of 100 packets");
         for w in r.windows(2) {
             if w[0].1.first_pn == w[1].1.first_pn {
                 assert_eq!(w[0].1, w[1].1, "the same repair twice");
@@ -796,6 +826,22 @@ mod tests {
         e.on_report(0, 0.05, 0.05);
         let r = latency_ticks(&mut e, 100, true);
         assert_eq!(r.len(), 100);
+    }
+
+    #[test]
+    fn the_budget_pays_both_copies_of_a_packet_of_any_size() {
+        // A copy carries 13 bytes of headers more than the packet it
+        // repairs. Counted without the packets' headers, a 20-byte
+        // message's copy cost 1.5 times its packet's credit, and at 200 %
+        // two in three went once (2.5 % of them late under bursts). The
+        // credit's cap must hold two copies of a full datagram too.
+        // 1,165: the largest body a 1,200-byte datagram protects.
+        for len in [20, 100, 400, 1_000, 1_165] {
+            let mut e = RepairEncoder::new(FecConfig::low_latency(), 1200);
+            e.on_report(0, 0.10, 0.25);
+            let r = ticks_of(&mut e, 100, true, len);
+            assert_eq!(r.len(), 200, "{len} B: two repairs for each of 100 packets");
+        }
     }
 
     #[test]
