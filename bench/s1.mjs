@@ -9,7 +9,11 @@
 // Wire bytes: iptables counters per port in both namespaces, IP packets
 // including IP and UDP/TCP headers, both directions, lost packets included.
 //
-//   node bench/s1.mjs [--quick] [--count N] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--rows a,b] [--latencies] [--seed S] [--out DIR]
+//   node bench/s1.mjs [--quick] [--count N] [--size B] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--rows a,b] [--latencies] [--seed S] [--out DIR]
+//
+// --size sends messages of B bytes instead of S1's 400 (at least 16: each
+// carries its number and send time), for the shapes beyond S1 (a game's
+// small inputs); native rows only (with --no-browser).
 //
 // Then the same cells once more for Ricochet from Chromium and Firefox over
 // WebTransport and WebSocket through the relay, default and low_latency
@@ -48,6 +52,7 @@ export const CELLS = [
   { name: 'mobile_lossy', title: "the simulator's mobile_lossy: 40 ± 10 ms, Gilbert-Elliott 5 % / 40 %, 1 % reordered, 8 Mbit/s", profile: 'mobile_lossy', beyond: true },
 ];
 const SIZE = 400;
+const MIN_SIZE = 16;
 const HZ = 60;
 const ALL_PEERS = [
   { key: 'ricochet', label: 'Ricochet (native UDP, default config)', ricochet: true, bin: RICOCHET_PEER, pre: [], extra: ['--preset', 'default'], ipProto: 'udp', port: 5001 },
@@ -81,14 +86,14 @@ function nextEvent(child, event, label, ms) {
   });
 }
 
-async function runCell(cell, { count, seed, rows }) {
+async function runCell(cell, { count, seed, rows, size }) {
   const peers = ALL_PEERS.filter((p) => rows.includes(p.key));
   const lab = await createLab({ profile: cell.profile ?? cell.name, settings: cell.settings, seed });
   try {
     await installCounters(lab, peers);
     const runMs = (count / HZ) * 1000;
     const maxMs = String(Math.round(runMs + 60_000));
-    const common = ['--count', String(count), '--size', String(SIZE), '--max-ms', maxMs];
+    const common = ['--count', String(count), '--size', String(size), '--max-ms', maxMs];
     const stdio = ['pipe', 'pipe', 'inherit'];
     const receivers = peers.map((p) => {
       const child = lab.exec(lab.nsB, p.bin, [...p.pre, 'recv', '--listen', `${lab.addrB}:${p.port}`, ...common], { rt: true, stdio });
@@ -120,7 +125,7 @@ async function runCell(cell, { count, seed, rows }) {
         stats: summarize(lat),
         latenciesUs: lat,
         sent: sent[i].sent,
-        wirePerPayload: c ? c.bytes / (lat.length * SIZE) : null,
+        wirePerPayload: c ? c.bytes / (lat.length * size) : null,
         wire: c,
         receiver: recv,
         sender: sent[i],
@@ -133,13 +138,14 @@ async function runCell(cell, { count, seed, rows }) {
 }
 
 function parseArgs(argv) {
-  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1, rows: ALL_PEERS.map((p) => p.key), latencies: false };
+  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, size: SIZE, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1, rows: ALL_PEERS.map((p) => p.key), latencies: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
     else if (a === '--no-browser') o.browser = false;
     else if (a === '--browser-rows') o.browserRows = argv[++i].split(',');
     else if (a === '--count') o.count = Number(argv[++i]);
+    else if (a === '--size') o.size = Number(argv[++i]);
     else if (a === '--cells') o.cells = argv[++i].split(',');
     else if (a === '--out') o.out = argv[++i];
     else if (a === '--seed') o.seed = Number(argv[++i]);
@@ -148,6 +154,9 @@ function parseArgs(argv) {
     else throw usageError(`unknown argument ${a}`);
   }
   if (o.quick && !argv.includes('--count')) o.count = 600;
+  if (!Number.isInteger(o.size) || o.size < MIN_SIZE || o.size > 1_000) throw usageError(`--size: ${MIN_SIZE} to 1000 bytes`);
+  // The browser page sends S1's 400 bytes (e2e/bench-specs/s1-browser.spec.ts).
+  if (o.size !== SIZE && o.browser) throw usageError('--size other than 400 needs --no-browser');
   for (const r of o.rows) if (!ALL_PEERS.some((p) => p.key === r)) throw usageError(`unknown row ${r} (rows: ${ALL_PEERS.map((p) => p.key).join(', ')})`);
   for (const c of o.cells) if (!CELLS.some((x) => x.name === c)) throw usageError(`unknown cell ${c} (cells: ${CELLS.map((x) => x.name).join(', ')})`);
   return o;
@@ -155,7 +164,7 @@ function parseArgs(argv) {
 
 /** A command-line mistake: reported as one line with the usage, no stack. */
 function usageError(message) {
-  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--cells a,b] [--rows a,b] [--latencies] [--out DIR] [--seed N]`), { usage: true });
+  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--size B] [--cells a,b] [--rows a,b] [--latencies] [--out DIR] [--seed N]`), { usage: true });
 }
 
 /** Runs S1; prints and writes the tables and chart; returns the results. */
@@ -173,7 +182,7 @@ export async function runS1(argv = []) {
   if (o.browser && browserCells.length > 0) {
     const n = browserCells.length * o.browserRows.length;
     console.error(`S1 browser rows: ${o.browserRows.join(', ')} × ${browserCells.length} cells, ≈ ${Math.round((n * o.count) / HZ)} s plus set-up…`);
-    const browser = runBrowserRows(browserCells, { count: o.count, seed: o.seed, size: SIZE, rows: o.browserRows });
+    const browser = runBrowserRows(browserCells, { count: o.count, seed: o.seed, size: o.size, rows: o.browserRows });
     for (const r of results) {
       if (!browser[r.cell.name]) continue;
       r.browser = browser[r.cell.name];
@@ -189,13 +198,13 @@ export async function runS1(argv = []) {
     tcpCc: r.tcpCc,
     rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
   }));
-  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, results: slim }, null, 1));
+  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, size: o.size, results: slim }, null, 1));
   if (o.latencies) {
     const byCell = Object.fromEntries(results.map((r) => [r.cell.name, Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, v.latenciesUs ?? null]))]));
     writeFileSync(join(o.out, 's1-latencies.json'), JSON.stringify(byCell));
   }
   const md = [
-    `## S1 — one-way delivery latency of 400-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way unless the cell says otherwise (ms)`,
+    `## S1 — one-way delivery latency of ${o.size}-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way unless the cell says otherwise (ms)`,
     '',
     `${o.count.toLocaleString('en')} messages per protocol per cell. Native rows run at once through one emulated link per cell;`,
     'each browser row runs afterwards in its own lab with the same profile and seed, one after another.',
