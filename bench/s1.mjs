@@ -9,11 +9,13 @@
 // Wire bytes: iptables counters per port in both namespaces, IP packets
 // including IP and UDP/TCP headers, both directions, lost packets included.
 //
-//   node bench/s1.mjs [--quick] [--count N] [--size B] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--rows a,b] [--latencies] [--seed S] [--out DIR]
+//   node bench/s1.mjs [--quick] [--count N] [--size B] [--per-tick K] [--cells s1_5pct,s1_bursty] [--no-browser] [--browser-rows a,b] [--rows a,b] [--latencies] [--seed S] [--out DIR]
 //
 // --size sends messages of B bytes instead of S1's 400 (at least 16: each
 // carries its number and send time), for the shapes beyond S1 (a game's
-// small inputs); native rows only (with --no-browser).
+// small inputs); native rows only (with --no-browser). --per-tick K sends K
+// messages each tick, queued together (Ricochet's native rows only: the
+// KCP and TCP peers send one a tick).
 //
 // Then the same cells once more for Ricochet from Chromium and Firefox over
 // WebTransport and WebSocket through the relay, default and low_latency
@@ -86,12 +88,12 @@ function nextEvent(child, event, label, ms) {
   });
 }
 
-async function runCell(cell, { count, seed, rows, size }) {
+async function runCell(cell, { count, seed, rows, size, perTick }) {
   const peers = ALL_PEERS.filter((p) => rows.includes(p.key));
   const lab = await createLab({ profile: cell.profile ?? cell.name, settings: cell.settings, seed });
   try {
     await installCounters(lab, peers);
-    const runMs = (count / HZ) * 1000;
+    const runMs = (count / perTick / HZ) * 1000;
     const maxMs = String(Math.round(runMs + 60_000));
     const common = ['--count', String(count), '--size', String(size), '--max-ms', maxMs];
     const stdio = ['pipe', 'pipe', 'inherit'];
@@ -102,7 +104,8 @@ async function runCell(cell, { count, seed, rows, size }) {
     });
     await Promise.all(receivers.map((r) => r.listening));
     const senders = peers.map((p) => {
-      const child = lab.exec(lab.nsA, p.bin, [...p.pre, 'send', '--to', `${lab.addrB}:${p.port}`, '--hz', String(HZ), ...p.extra, ...common], { rt: true, stdio });
+      const tick = perTick > 1 ? ['--per-tick', String(perTick)] : [];
+      const child = lab.exec(lab.nsA, p.bin, [...p.pre, 'send', '--to', `${lab.addrB}:${p.port}`, '--hz', String(HZ), ...tick, ...p.extra, ...common], { rt: true, stdio });
       const result = nextEvent(child, 'result', `${p.key} sender`, runMs + 120_000);
       // If a receiver fails first, the lab's teardown kills the senders: that
       // rejection must not mask the receiver's error as an unhandled one.
@@ -138,7 +141,7 @@ async function runCell(cell, { count, seed, rows, size }) {
 }
 
 function parseArgs(argv) {
-  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, size: SIZE, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1, rows: ALL_PEERS.map((p) => p.key), latencies: false };
+  const o = { quick: false, browser: true, browserRows: DEFAULT_BROWSER_ROWS, count: 10_000, size: SIZE, perTick: 1, cells: CELLS.map((c) => c.name), out: join(ROOT, 'bench', 'results'), seed: 1, rows: ALL_PEERS.map((p) => p.key), latencies: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
@@ -146,6 +149,7 @@ function parseArgs(argv) {
     else if (a === '--browser-rows') o.browserRows = argv[++i].split(',');
     else if (a === '--count') o.count = Number(argv[++i]);
     else if (a === '--size') o.size = Number(argv[++i]);
+    else if (a === '--per-tick') o.perTick = Number(argv[++i]);
     else if (a === '--cells') o.cells = argv[++i].split(',');
     else if (a === '--out') o.out = argv[++i];
     else if (a === '--seed') o.seed = Number(argv[++i]);
@@ -157,6 +161,8 @@ function parseArgs(argv) {
   if (!Number.isInteger(o.size) || o.size < MIN_SIZE || o.size > 1_000) throw usageError(`--size: ${MIN_SIZE} to 1000 bytes`);
   // The browser page sends S1's 400 bytes (e2e/bench-specs/s1-browser.spec.ts).
   if (o.size !== SIZE && o.browser) throw usageError('--size other than 400 needs --no-browser');
+  if (!Number.isInteger(o.perTick) || o.perTick < 1 || o.perTick > 16) throw usageError('--per-tick: 1 to 16');
+  if (o.perTick > 1 && (o.browser || o.rows.some((r) => !ALL_PEERS.find((p) => p.key === r)?.ricochet))) throw usageError('--per-tick needs --no-browser and Ricochet rows only (--rows ricochet,ricochet_ll)');
   for (const r of o.rows) if (!ALL_PEERS.some((p) => p.key === r)) throw usageError(`unknown row ${r} (rows: ${ALL_PEERS.map((p) => p.key).join(', ')})`);
   for (const c of o.cells) if (!CELLS.some((x) => x.name === c)) throw usageError(`unknown cell ${c} (cells: ${CELLS.map((x) => x.name).join(', ')})`);
   return o;
@@ -164,7 +170,7 @@ function parseArgs(argv) {
 
 /** A command-line mistake: reported as one line with the usage, no stack. */
 function usageError(message) {
-  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--size B] [--cells a,b] [--rows a,b] [--latencies] [--out DIR] [--seed N]`), { usage: true });
+  return Object.assign(new Error(`${message}\nusage: s1 [--quick] [--no-browser] [--browser-rows a,b] [--count N] [--size B] [--per-tick K] [--cells a,b] [--rows a,b] [--latencies] [--out DIR] [--seed N]`), { usage: true });
 }
 
 /** Runs S1; prints and writes the tables and chart; returns the results. */
@@ -175,7 +181,7 @@ export async function runS1(argv = []) {
   const results = [];
   for (const name of o.cells) {
     const cell = CELLS.find((c) => c.name === name);
-    console.error(`S1 ${cell.name}: ${o.count} messages per protocol, ≈ ${Math.round(o.count / HZ)} s…`);
+    console.error(`S1 ${cell.name}: ${o.count} messages per protocol, ≈ ${Math.round(o.count / o.perTick / HZ)} s…`);
     results.push(await runCell(cell, o));
   }
   const browserCells = o.cells.filter((name) => !CELLS.find((c) => c.name === name).beyond);
@@ -198,13 +204,13 @@ export async function runS1(argv = []) {
     tcpCc: r.tcpCc,
     rows: Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, { ...v, latenciesUs: undefined }])),
   }));
-  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, size: o.size, results: slim }, null, 1));
+  writeFileSync(join(o.out, 's1.json'), JSON.stringify({ date: new Date().toISOString(), count: o.count, size: o.size, perTick: o.perTick, results: slim }, null, 1));
   if (o.latencies) {
     const byCell = Object.fromEntries(results.map((r) => [r.cell.name, Object.fromEntries(Object.entries(r.rows).map(([k, v]) => [k, v.latenciesUs ?? null]))]));
     writeFileSync(join(o.out, 's1-latencies.json'), JSON.stringify(byCell));
   }
   const md = [
-    `## S1 — one-way delivery latency of ${o.size}-byte reliable-ordered messages at 60 Hz, 10 ± 2 ms each way unless the cell says otherwise (ms)`,
+    `## S1 — one-way delivery latency of ${o.size}-byte reliable-ordered messages${o.perTick > 1 ? `, ${o.perTick} a tick,` : ''} at 60 Hz, 10 ± 2 ms each way unless the cell says otherwise (ms)`,
     '',
     `${o.count.toLocaleString('en')} messages per protocol per cell. Native rows run at once through one emulated link per cell;`,
     'each browser row runs afterwards in its own lab with the same profile and seed, one after another.',

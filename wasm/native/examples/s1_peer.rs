@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! s1_peer recv --listen HOST:PORT --count N [--size 400] [--max-ms T]
-//! s1_peer send --to HOST:PORT --count N [--size 400] [--hz 60] [--preset default|low_latency] [--latency-target-ms T] [--max-ms T]
+//! s1_peer send --to HOST:PORT --count N [--size 400] [--hz 60] [--per-tick 1] [--preset default|low_latency] [--latency-target-ms T] [--max-ms T]
 //! ```
 //!
 //! Message format, shared with the KCP and TCP peers (bench/peers):
@@ -17,6 +17,8 @@
 //! it is, so the benchmark follows whatever the core does; `--latency-target-ms`
 //! states the message channel's one-way latency target, as a game would
 //! (FEC then sends repair early enough for it, as its budget allows).
+//! `--per-tick K` sends K messages a tick, queued together before one flush
+//! (a game's tick of several messages); `--count` still counts messages.
 
 use std::io;
 use std::process::ExitCode;
@@ -39,6 +41,7 @@ struct Args {
     count: u32,
     size: usize,
     hz: f64,
+    per_tick: u32,
     preset: String,
     latency_target_ms: u64,
     max_ms: u64,
@@ -56,6 +59,7 @@ fn parse_args() -> Result<Args, String> {
         count: 10_000,
         size: 400,
         hz: 60.0,
+        per_tick: 1,
         preset: "default".into(),
         latency_target_ms: 0,
         max_ms: 600_000,
@@ -68,6 +72,7 @@ fn parse_args() -> Result<Args, String> {
             "--count" => a.count = v.parse().map_err(bad)?,
             "--size" => a.size = v.parse().map_err(bad)?,
             "--hz" => a.hz = v.parse().map_err(|_| format!("{flag}: bad value {v}"))?,
+            "--per-tick" => a.per_tick = v.parse::<u32>().map_err(bad)?.max(1),
             "--preset" => a.preset = v.clone(),
             "--latency-target-ms" => a.latency_target_ms = v.parse().map_err(bad)?,
             "--max-ms" => a.max_ms = v.parse().map_err(bad)?,
@@ -202,17 +207,19 @@ fn send(a: &Args) -> io::Result<()> {
     let mut buf = vec![0u8; a.size];
     while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
         if sent < a.count {
-            let due = start + period * sent;
+            let due = start + period * (sent / a.per_tick);
             let now = Instant::now();
             if now >= due {
                 late_max = late_max.max(now - due);
-                fill(&mut buf, sent);
-                buf[8..16].copy_from_slice(&mono_ns().to_le_bytes());
-                client
-                    .send(0, buf.clone())
-                    .map_err(|e| io::Error::other(format!("send refused: {e:?}")))?;
+                for _ in 0..a.per_tick.min(a.count - sent) {
+                    fill(&mut buf, sent);
+                    buf[8..16].copy_from_slice(&mono_ns().to_le_bytes());
+                    client
+                        .send(0, buf.clone())
+                        .map_err(|e| io::Error::other(format!("send refused: {e:?}")))?;
+                    sent += 1;
+                }
                 client.flush();
-                sent += 1;
                 continue;
             }
             client.poll(MAX_WAIT.min(due - now))?;
