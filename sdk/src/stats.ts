@@ -123,7 +123,9 @@ export class StatsWindow {
 function between(a: Totals, b: Totals, seconds: number): RecentStats {
   const frac = (num: number, den: number) => (den > 0 ? Math.min(1, Math.max(0, num / den)) : 0);
   const e = b.peerPacketsExpected - a.peerPacketsExpected;
-  const missing = (k: 'lossIn' | 'residualLossIn') => frac(b[k] * b.peerPacketsExpected - a[k] * a.peerPacketsExpected, e);
+  // The core's fractions are whole packet counts over `peerPacketsExpected`: rounded back to counts, so a window
+  // with no loss reads exactly 0 (not 2e-16).
+  const missing = (k: 'lossIn' | 'residualLossIn') => frac(Math.round(b[k] * b.peerPacketsExpected) - Math.round(a[k] * a.peerPacketsExpected), e);
   const r = { windowMs: seconds * 1000, lossIn: missing('lossIn'), residualLossIn: missing('residualLossIn'), lossOut: frac(b.packetsLost - a.packetsLost, b.elicitingPacketsOut - a.elicitingPacketsOut) } as RecentStats;
   for (const k of RATES) r[`${k}PerSecond`] = seconds > 0 ? (b[k] - a[k]) / seconds : 0;
   return r;
