@@ -96,6 +96,9 @@ pub struct Connection {
     pub(crate) first_half_pn: Option<u64>,
     /// When the last ack-eliciting packet left (`packetizer` alone).
     pub(crate) last_eliciting_sent: u64,
+    /// Ack-eliciting packets the peer has not acknowledged at once, as the
+    /// sender models its receiver (`early_resend::peer_holds_ack`).
+    pub(crate) peer_unacked: u32,
     /// Forward error correction, both directions (`fec`).
     pub(crate) fec: FecState,
 
@@ -223,6 +226,7 @@ impl Connection {
             stats,
             packet_numbers: PacketNumbers::default(),
             last_eliciting_sent: now,
+            peer_unacked: 0,
             last_received: now,
             fec: FecState::new(config.fec, config.max_datagram_size),
             early_cursor: 0,
@@ -591,7 +595,7 @@ impl Connection {
                             .timers
                             .get(Timer::Handshake)
                             .map_or(now, |t| t - self.config.handshake_timeout_us);
-                        self.rtt.update(now.saturating_sub(sent_at), 0);
+                        self.rtt.update(now.saturating_sub(sent_at), 0, 0);
                     }
                     self.on_connected(now);
                 }

@@ -1,28 +1,32 @@
 //! Early resend for thin streams. A game's reliable messages often leave one
-//! packet per tick: too few for a later packet's ACK to reveal a loss soon
-//! (RFC 9002's packet and time thresholds both need one), so a lost message
-//! waits a tick for the gap to show, plus a round trip. While the connection
-//! is app-limited (in flight at most half the window, no bulk transfer
-//! queued), a packet with reliable data (a first transmission) whose ACK is
-//! overdue — sent longer ago than the smoothed RTT, four deviations and the
-//! peer's usual ACK delay — has that data sent again, once. The packet is
-//! not declared lost: loss counters and congestion control see only real
-//! losses, and a late ACK turns the resend into a harmless duplicate (the
-//! cost: one message per lost ACK). Linux TCP's thin-stream mode and KCP's
-//! per-segment timeout make the same trade. A message sent in halves has
-//! only its second half resent so: a lost first half shows in the ACK of the
-//! second or of the repair, where loss detection finds it. With its repair
-//! sent at once (a latency target), the second half goes again only once
-//! the first is acknowledged: silence after all three packets is mostly a
-//! lost ACK, while a lost second half and repair leave the ACK of the first
-//! to come alone (the peer holds it for the rest of the message), often
-//! after this timer: the second half then goes when it comes
-//! (`resend_given_up`).
+//! packet per tick: too few for a later packet's ACK to reveal a loss soon (RFC
+//! 9002's packet and time thresholds both need one), so a lost message waits a
+//! tick for the gap to show, plus a round trip. While the connection is
+//! app-limited (in flight at most half the window, no bulk transfer queued), a
+//! packet with reliable data (a first transmission) whose ACK is overdue — sent
+//! longer ago than the smoothed RTT, four deviations and the peer's usual ACK
+//! delay (the longest it reported lately, for a packet whose ACK it holds:
+//! `peer_holds_ack`) — has that data sent again, once. The packet is not
+//! declared lost: loss counters and congestion control see only real losses,
+//! and a late ACK turns the resend into a harmless duplicate (the cost: one
+//! message per lost ACK). Linux TCP's thin-stream mode and KCP's per-segment
+//! timeout make the same trade. A message sent in halves has only its second
+//! half resent so: a lost first half shows in the ACK of the second or of the
+//! repair, where loss detection finds it. With its repair sent at once (a
+//! latency target), the second half goes again only once the first is
+//! acknowledged: silence after all three packets is mostly a lost ACK, while a
+//! lost second half and repair leave the ACK of the first to come alone (the
+//! peer holds it for the rest of the message), often after this timer: the
+//! second half then goes when it comes (`resend_given_up`).
 //!
 //! Packets are scanned in send order from a cursor, so each is looked at
 //! about once however often the timer is refreshed.
 
 use crate::connection::Connection;
+use crate::sent::Chunk;
+
+/// Packets looked at for the candidate behind a held one.
+const NEXT_LOOK: u64 = 8;
 
 impl Connection {
     /// True while the sender is thin: little in flight compared with what
@@ -39,29 +43,51 @@ impl Connection {
     /// early, while the stream is thin (FEC's repair is worth sending only
     /// before that).
     pub(crate) fn early_resend_after(&self) -> Option<u64> {
-        self.thin().then(|| self.rtt.ack_overdue_after())
+        self.thin().then(|| self.rtt.ack_overdue_after(false))
     }
 
     /// The first packet at or after the cursor that may still need an early
     /// resend; moves the cursor past the ones that cannot.
     fn early_candidate(&mut self) -> Option<u64> {
+        let pn = self.resendable_from(self.early_cursor, u64::MAX);
+        self.early_cursor = pn.unwrap_or(self.recovery.sent().tracked().end);
+        pn
+    }
+
+    /// The first packet from `pn` that may still need an early resend,
+    /// looking at `most` packets at most.
+    fn resendable_from(&self, pn: u64, most: u64) -> Option<u64> {
         let sent = self.recovery.sent();
         let tracked = sent.tracked();
-        let mut pn = self.early_cursor.max(tracked.start);
-        while pn < tracked.end {
-            let resendable = sent.get(pn).is_some_and(|p| {
+        let start = pn.max(tracked.start);
+        (start..tracked.end.min(start.saturating_add(most))).find(|&pn| {
+            sent.get(pn).is_some_and(|p| {
                 !p.skip_early_resend
                     && p.chunks
                         .iter()
                         .any(|c| self.outbox.channel(c.channel).kind().is_reliable())
-            });
-            if resendable {
-                break;
-            }
-            pn += 1;
-        }
-        self.early_cursor = pn;
-        (pn < tracked.end).then_some(pn)
+            })
+        })
+    }
+
+    /// When packet `pn` (in flight) is overdue.
+    fn overdue_at(&self, pn: u64) -> Option<u64> {
+        let p = self.recovery.sent().get(pn)?;
+        Some(p.time_sent + self.rtt.ack_overdue_after(p.ack_held))
+    }
+
+    /// The candidate, and while its ACK is one the peer holds (a later
+    /// deadline) the next one too: that one need not wait for it. The model
+    /// never holds two in a row (the second completes a pair).
+    fn early_candidates(&mut self) -> [Option<u64>; 2] {
+        let first = self.early_candidate();
+        let held = first
+            .and_then(|pn| self.recovery.sent().get(pn))
+            .is_some_and(|p| p.ack_held);
+        let next = first
+            .filter(|_| held)
+            .and_then(|pn| self.resendable_from(pn + 1, NEXT_LOOK));
+        [first, next]
     }
 
     /// `Timer::EarlyResend`'s deadline, if any (part of `refresh_timers`).
@@ -70,9 +96,12 @@ impl Connection {
         if !self.thin() {
             return None;
         }
-        self.early_candidate()
-            .and_then(|pn| self.recovery.sent().get(pn))
-            .map(|p| p.time_sent + self.rtt.ack_overdue_after())
+        let [first, next] = self.early_candidates();
+        let at = |pn: Option<u64>| pn.and_then(|pn| self.overdue_at(pn));
+        match (at(first), at(next)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// `Timer::EarlyResend` fired: queue the unacknowledged reliable data of
@@ -81,25 +110,65 @@ impl Connection {
         if !self.thin() {
             return;
         }
-        let overdue = self.rtt.ack_overdue_after();
-        while let Some(pn) = self.early_candidate() {
-            let Some(p) = self.recovery.sent().get(pn) else {
-                break;
-            };
-            if p.time_sent + overdue > now {
+        loop {
+            let [first, next] = self.early_candidates();
+            let Some(pn) = first else { break };
+            if self.overdue_at(pn).is_none_or(|at| at > now) {
+                // A held ACK's packet not yet due: the one behind it may be.
+                if let Some(q) = next.filter(|&q| self.overdue_at(q).is_some_and(|at| at <= now)) {
+                    self.early_resend_one(q);
+                    continue;
+                }
                 break;
             }
-            // A second half whose first is unacknowledged too: most likely
-            // the message's ACK was lost. Should the peer acknowledge the
-            // first alone, `resend_given_up` sends it then.
-            if p.first_half
-                .is_some_and(|h| self.recovery.sent().get(h).is_some())
-            {
-                self.recovery.forgo_early_resend(pn);
-                continue;
-            }
+            self.early_resend_one(pn);
+        }
+    }
+
+    /// Packet `pn`'s ACK is overdue: resend its data, unless it carries a
+    /// second half whose first is unacknowledged too (most likely the
+    /// message's ACK was lost; should the peer acknowledge the first alone,
+    /// `resend_given_up` sends it then).
+    fn early_resend_one(&mut self, pn: u64) {
+        let sent = self.recovery.sent();
+        if sent
+            .get(pn)
+            .and_then(|p| p.first_half)
+            .is_some_and(|h| sent.get(h).is_some())
+        {
+            self.recovery.forgo_early_resend(pn);
+        } else {
             self.resend_early(pn);
         }
+    }
+
+    /// Whether the peer will hold the ACK of the ack-eliciting packet about
+    /// to leave now with `chunks` for its `max_ack_delay` (WIRE.md, receiver
+    /// rule 7, as `ack::ReceivedPackets::on_packet` applies it: at once on
+    /// the second unacknowledged packet, or on one that arrives alone and
+    /// leads no fragments; otherwise within the delay). Tells a tick's
+    /// second packet, which follows one acknowledged at once, from the
+    /// second half of a message, which completes a pair. The peer's delay is
+    /// taken as the longest it reported lately, and its threshold as the
+    /// default 2. Not modelled: a receiver that sends data of its own (not
+    /// quiet) holds a packet that arrives alone too, and an ACK that rides on
+    /// its data; either way a held packet is at worst resent later.
+    /// Counts the packet into the model (call once per packet sent).
+    pub(crate) fn peer_holds_ack(&mut self, now: u64, chunks: &[Chunk]) -> bool {
+        // Alone: after a pause, in which the peer's timer sent what it held.
+        let alone = now.saturating_sub(self.last_eliciting_sent) > self.rtt.held_delay();
+        if alone {
+            self.peer_unacked = 0;
+        }
+        // A fragment may lead more of its message (taken so even when it is
+        // the last, which then only pairs as a lead would).
+        let leads = chunks.iter().any(|c| !c.whole);
+        self.peer_unacked += 1;
+        if self.peer_unacked >= 2 || (alone && !leads) {
+            self.peer_unacked = 0;
+            return false;
+        }
+        true
     }
 
     /// Queue packet `pn`'s data again, once, and count it if any was.

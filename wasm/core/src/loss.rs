@@ -170,7 +170,8 @@ impl Connection {
         if self.packet_numbers.on_ack(largest) {
             if let Some(sent_at) = largest_newly_acked {
                 let delay = delay_us.min(self.config.max_ack_delay_us);
-                self.rtt.update(now.saturating_sub(sent_at), delay);
+                self.rtt
+                    .update(now.saturating_sub(sent_at), delay, delay_us);
                 rtt_sampled = true;
             }
         }

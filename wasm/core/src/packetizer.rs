@@ -449,6 +449,7 @@ impl Connection {
             };
             self.owed.probes = self.owed.probes.saturating_sub(1);
             self.stats.eliciting_packets_out += 1;
+            let ack_held = self.peer_holds_ack(now, &chunks);
             self.last_eliciting_sent = now;
             let delivery =
                 self.rate
@@ -461,6 +462,7 @@ impl Connection {
                 delivery,
                 skip_early_resend,
                 first_half,
+                ack_held,
             });
         } else {
             self.recovery.recycle(chunks);

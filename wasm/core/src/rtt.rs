@@ -7,9 +7,21 @@ pub struct RttEstimator {
     min: u64,
     latest: u64,
     has_sample: bool,
-    /// Smoothed ACK delay the peer reports (capped at its maximum).
+    /// Smoothed ACK delay the peer reports (capped at our own maximum).
     ack_delay: u64,
+    /// The longest ACK delay the peer reported lately, as reported (each
+    /// report below it takes 1/64 off: it halves in ~44 reports). A
+    /// receiver holds the ACK of a packet that follows another closely for
+    /// its own `max_ack_delay`, which need not be ours (a `low_latency`
+    /// client's 1 ms beside a default server's 5 ms): those ACKs report it,
+    /// the rest report about 0, and the mean comes before the held ones.
+    held_delay: u64,
 }
+
+/// The most of a reported ACK delay `held_delay` believes, µs (QUIC's
+/// default `max_ack_delay`): one late report (a receiver stalled a moment)
+/// must not skew the sender's model of the peer for long.
+pub const HELD_DELAY_CAP: u64 = 25_000;
 
 impl RttEstimator {
     pub fn new(initial_rtt_us: u64) -> Self {
@@ -20,12 +32,16 @@ impl RttEstimator {
             latest: initial_rtt_us,
             has_sample: false,
             ack_delay: 0,
+            held_delay: 0,
         }
     }
 
     /// One sample: `rtt` measured from send to ack, `ack_delay` as reported
-    /// by the peer (already capped at its max ack delay).
-    pub fn update(&mut self, rtt: u64, ack_delay: u64) {
+    /// by the peer capped at our own max ack delay (RTT samples subtract
+    /// it); `reported` the delay as the peer reported it.
+    pub fn update(&mut self, rtt: u64, ack_delay: u64, reported: u64) {
+        let reported = reported.min(HELD_DELAY_CAP);
+        self.held_delay = reported.max(self.held_delay - self.held_delay / 64);
         self.latest = rtt;
         self.min = self.min.min(rtt);
         // Subtract the peer's delay only when that cannot go below min RTT.
@@ -74,9 +90,20 @@ impl RttEstimator {
     }
 
     /// How long after sending an ACK is overdue (early resend on thin
-    /// streams): srtt + max(4·rttvar, 1 ms) + the peer's usual ACK delay.
-    pub fn ack_overdue_after(&self) -> u64 {
-        self.pto_base(self.ack_delay)
+    /// streams): srtt + max(4·rttvar, 1 ms) + the peer's usual ACK delay,
+    /// or for a packet whose ACK the peer holds (`held`) the longest delay
+    /// it reported lately.
+    pub fn ack_overdue_after(&self, held: bool) -> u64 {
+        self.pto_base(if held {
+            self.ack_delay.max(self.held_delay)
+        } else {
+            self.ack_delay
+        })
+    }
+
+    /// The longest ACK delay the peer reported lately (see `held_delay`).
+    pub fn held_delay(&self) -> u64 {
+        self.held_delay
     }
 
     /// Time after which an unacknowledged packet older than a newer acked
@@ -93,7 +120,7 @@ mod tests {
     #[test]
     fn first_sample_sets_estimate() {
         let mut r = RttEstimator::new(100_000);
-        r.update(20_000, 0);
+        r.update(20_000, 0, 0);
         assert_eq!(r.smoothed(), 20_000);
         assert_eq!(r.var(), 10_000);
         assert_eq!(r.min(), 20_000);
@@ -102,10 +129,10 @@ mod tests {
     #[test]
     fn ack_delay_is_subtracted_only_above_min() {
         let mut r = RttEstimator::new(100_000);
-        r.update(20_000, 0);
-        r.update(25_000, 5_000);
+        r.update(20_000, 0, 0);
+        r.update(25_000, 5_000, 5_000);
         assert_eq!(r.smoothed(), 20_000);
-        r.update(21_000, 5_000); // would drop below min: kept as is
+        r.update(21_000, 5_000, 5_000); // would drop below min: kept as is
         assert_eq!(r.smoothed(), (7 * 20_000 + 21_000) / 8);
     }
 }

@@ -40,6 +40,9 @@ pub struct SentPacket {
     /// longer in flight (acknowledged, or declared lost: `early_resend`);
     /// cleared once resent.
     pub first_half: Option<u64>,
+    /// The peer holds this packet's ACK for its `max_ack_delay`, as far as
+    /// the sender can tell (`early_resend::peer_holds_ack`).
+    pub ack_held: bool,
 }
 
 /// Ack-eliciting packets awaiting acknowledgement, indexed by packet number.
@@ -171,6 +174,7 @@ mod tests {
             delivery: DeliveryStamp::default(),
             skip_early_resend: false,
             first_half: None,
+            ack_held: false,
         }
     }
 

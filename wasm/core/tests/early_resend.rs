@@ -139,3 +139,36 @@ fn a_bulk_transfer_filling_its_window_is_not_resent_early() {
         s.retransmissions
     );
 }
+
+#[test]
+fn a_ticks_second_packet_is_not_resent_while_the_peer_holds_its_ack() {
+    // A `low_latency` client (1 ms ACK delay) towards a default server
+    // (5 ms): the server acknowledges a tick's first packet at once (it
+    // arrives alone) and holds the ACK of the second, right behind it, for
+    // its 5 ms. Timed by the client's own delay, every such ACK looked
+    // overdue now and then and the second packet's messages went again.
+    let mut p = Pair::new(
+        Config::low_latency(),
+        ServerConfig::default(),
+        NetworkProfile::s1(LossModel::None),
+        21,
+    );
+    assert!(p.connect());
+    let mut n = 0;
+    for _ in 0..300 {
+        for _ in 0..4 {
+            p.client.send(p.now, 0, payload(n, 400)).unwrap();
+            n += 1;
+        }
+        p.run_for(TICK_US);
+    }
+    assert!(p.run_while_not(1_000_000, |p| p.server_messages(0).len() == n as usize));
+    let client = p.client.stats();
+    assert!(
+        client.eliciting_packets_out >= 600,
+        "two data packets a tick: {}",
+        client.eliciting_packets_out
+    );
+    assert_eq!(client.early_resends, 0, "nothing lost, nothing resent");
+    assert_eq!(client.retransmissions, 0);
+}

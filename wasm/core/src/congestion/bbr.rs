@@ -657,7 +657,7 @@ mod tests {
             let prior = *delivered;
             for k in 0..10u64 {
                 now += 2_000;
-                rtt.update(20_000, 0);
+                rtt.update(20_000, 0, 0);
                 let acked = per_round / 10;
                 *delivered += acked;
                 let sample = RateSample {
@@ -707,7 +707,7 @@ mod tests {
         in_flight: u64,
         delivered: &mut u64,
     ) {
-        rtt.update(rtt_us, 0);
+        rtt.update(rtt_us, 0, 0);
         let prior = *delivered;
         *delivered += MSS;
         let sample = RateSample {
@@ -830,7 +830,7 @@ mod tests {
             let prior = d;
             for k in 0..10u64 {
                 now += 2_000;
-                rtt.update(if r >= queue_from { 30_000 } else { 20_000 }, 0);
+                rtt.update(if r >= queue_from { 30_000 } else { 20_000 }, 0, 0);
                 let sent_at = now - 20_000;
                 let lost = per_ack * lose(&cc, sent_at) / 1000;
                 d += per_ack - lost;
@@ -935,7 +935,7 @@ mod tests {
             let prior = *d;
             for k in 0..10u64 {
                 now += 2_000;
-                rtt.update(rtt_us, 0);
+                rtt.update(rtt_us, 0, 0);
                 *d += MSS;
                 let sample = RateSample {
                     delivered: 10 * MSS,
