@@ -76,18 +76,26 @@ impl Connection {
         Some(p.time_sent + self.rtt.ack_overdue_after(p.ack_held))
     }
 
-    /// The candidate, and while its ACK is one the peer holds (a later
-    /// deadline) the next one too: that one need not wait for it. The model
-    /// never holds two in a row (the second completes a pair).
-    fn early_candidates(&mut self) -> [Option<u64>; 2] {
-        let first = self.early_candidate();
-        let held = first
-            .and_then(|pn| self.recovery.sent().get(pn))
-            .is_some_and(|p| p.ack_held);
-        let next = first
-            .filter(|_| held)
-            .and_then(|pn| self.resendable_from(pn + 1, NEXT_LOOK));
-        [first, next]
+    /// The candidate and when it is overdue, and while its ACK is one the
+    /// peer holds (a later deadline) the next one too: that one need not
+    /// wait for it. The model never holds two in a row (the second
+    /// completes a pair).
+    #[inline(always)]
+    fn early_candidates(&mut self) -> [Option<(u64, u64)>; 2] {
+        let Some(pn) = self.early_candidate() else {
+            return [None, None];
+        };
+        let Some(p) = self.recovery.sent().get(pn) else {
+            return [None, None];
+        };
+        let first = (pn, p.time_sent + self.rtt.ack_overdue_after(p.ack_held));
+        let next = if p.ack_held {
+            self.resendable_from(pn + 1, NEXT_LOOK)
+                .and_then(|q| Some((q, self.overdue_at(q)?)))
+        } else {
+            None
+        };
+        [Some(first), next]
     }
 
     /// `Timer::EarlyResend`'s deadline, if any (part of `refresh_timers`).
@@ -97,11 +105,8 @@ impl Connection {
             return None;
         }
         let [first, next] = self.early_candidates();
-        let at = |pn: Option<u64>| pn.and_then(|pn| self.overdue_at(pn));
-        match (at(first), at(next)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let first = first?.1;
+        Some(next.map_or(first, |(_, at)| first.min(at)))
     }
 
     /// `Timer::EarlyResend` fired: queue the unacknowledged reliable data of
@@ -112,10 +117,10 @@ impl Connection {
         }
         loop {
             let [first, next] = self.early_candidates();
-            let Some(pn) = first else { break };
-            if self.overdue_at(pn).is_none_or(|at| at > now) {
+            let Some((pn, at)) = first else { break };
+            if at > now {
                 // A held ACK's packet not yet due: the one behind it may be.
-                if let Some(q) = next.filter(|&q| self.overdue_at(q).is_some_and(|at| at <= now)) {
+                if let Some((q, _)) = next.filter(|&(_, at)| at <= now) {
                     self.early_resend_one(q);
                     continue;
                 }
