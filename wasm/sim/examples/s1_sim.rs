@@ -13,11 +13,13 @@
 //!
 //!   cargo run --release -p ricochet-sim --example s1_sim -- \
 //!     [--profile s1_5pct] [--preset default|low_latency] [--latency-target-ms 15] \
-//!     [--count 10000] [--seeds 1,2,3] [--size 400] [--per-tick 1]
+//!     [--count 10000] [--seeds 1,2,3] [--size 400] [--per-tick 1] [--halves on|off]
 //!
 //! `--per-tick K` sends K messages of `--size` bytes each tick, all queued
 //! before the sender runs (a game's tick with several messages), instead of
-//! S1's one; `--count` still counts messages.
+//! S1's one; `--count` still counts messages. `--halves off` sends
+//! latency-targeted messages whole with their copies, as the SDK does on
+//! Chromium's WebTransport (`FecConfig::halves`).
 
 use ricochet_core::{Config, Event, ServerConfig};
 use ricochet_sim::{NetworkProfile, Pair};
@@ -32,6 +34,7 @@ struct Args {
     seeds: Vec<u64>,
     size: usize,
     per_tick: u32,
+    halves: bool,
 }
 
 fn args() -> Args {
@@ -43,6 +46,7 @@ fn args() -> Args {
         seeds: vec![1],
         size: 400,
         per_tick: 1,
+        halves: true,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     for w in v.chunks(2) {
@@ -55,6 +59,7 @@ fn args() -> Args {
             "--seeds" => a.seeds = val.split(',').map(|s| s.parse().expect("seed")).collect(),
             "--size" => a.size = val.parse().expect("size"),
             "--per-tick" => a.per_tick = val.parse::<u32>().expect("messages a tick").max(1),
+            "--halves" => a.halves = val == "on",
             o => panic!("unknown argument {o}"),
         }
     }
@@ -73,6 +78,7 @@ fn run(a: &Args, seed: u64) {
         p => panic!("--preset: default or low_latency, got {p}"),
     };
     cfg.channels[0] = cfg.channels[0].with_latency_target_us(a.target_ms * 1000);
+    cfg.fec.halves = a.halves;
     let profile = NetworkProfile::by_name(&a.profile).expect("a profile name");
     let mut p = Pair::new(cfg, ServerConfig::default(), profile, seed);
     assert!(p.connect(), "connects");
