@@ -3,14 +3,19 @@
 // e2e/netem-stack.ts): the congestion controller Chromium's QUIC stack chose,
 // how long after the first datagram of a burst (a game tick's datagrams,
 // handed over back to back) each later one left, and how many QUIC packets it
-// declared lost or sent without a datagram (its own ACKs). The SDK writes a
-// tick's datagrams at once; a delay here is the browser's pacing.
+// declared lost or sent without a datagram (its own ACKs), and the times it
+// sent no datagram for longer than a tick. The SDK writes a tick's datagrams
+// at once; a delay here is the browser's pacing, and a gap of more than a
+// tick is its sender holding them (bench/reference/s1.md: after a lost tick,
+// until an ACK or its probe's comes back), then sending them together.
 //   node bench/chromium-netlog.mjs file.json …
 import { readFileSync } from 'node:fs';
 import { quantiles } from './s1-stats.mjs';
 
 /** A new burst starts after this much silence (ticks are 16.7 ms apart). */
 const BURST_GAP_US = 5_000;
+/** No datagram for this long held at least one tick's (the SDK hands one over every 16.7 ms). */
+const HOLD_US = 20_000;
 
 /** Parses a net log, closing it if the browser died before writing its end. */
 export function parseNetlog(text) {
@@ -66,6 +71,15 @@ export function summarizeNetlog(log) {
     k++;
     prev = t;
   }
+  // Gaps longer than a tick, and how many datagrams left together when each ended.
+  const holds = [];
+  for (let i = 1; i < sent.length; i++) {
+    if (sent[i] - sent[i - 1] <= HOLD_US) continue;
+    let j = i;
+    while (j + 1 < sent.length && sent[j + 1] - sent[j] <= BURST_GAP_US) j++;
+    holds.push({ ms: (sent[i] - sent[i - 1]) / 1000, released: j - i + 1 });
+  }
+  const longest = holds.reduce((a, h) => (a === null || h.ms > a.ms ? h : a), null);
   const q = (v) => {
     const [p50, p90, max] = quantiles(v, [0.5, 0.9, 1]).map((us) => us / 1000);
     return { n: v.length, p50, p90, max };
@@ -76,6 +90,7 @@ export function summarizeNetlog(log) {
     packetsWithoutDatagram: ackOnly,
     packetsLost: lost,
     delayAfterFirstMs: byPosition.map((v, i) => v && { position: i + 1, ...q(v) }).filter(Boolean),
+    holds: { n: holds.length, longestMs: longest?.ms ?? 0, releasedAfterLongest: longest?.released ?? 0 },
   };
 }
 

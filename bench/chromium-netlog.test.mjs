@@ -52,6 +52,26 @@ test('delays after the first datagram of each burst, by position', () => {
   );
 });
 
+test('gaps of more than a tick between datagrams, and what left together after the longest', () => {
+  const s = summarizeNetlog(
+    netlog([
+      ...datagram(1_000_000),
+      ...datagram(1_016_700),
+      // A 59 ms hold (an ACK-only packet inside it does not end it), then four at once.
+      ['QUIC_SESSION_PACKET_SENT', { sent_time_us: 1_040_000, size: 33 }],
+      ...datagram(1_075_700),
+      ...datagram(1_075_800),
+      ...datagram(1_075_900),
+      ...datagram(1_078_100),
+      // A 25 ms gap, one datagram after it.
+      ...datagram(1_103_100),
+      ...datagram(1_119_800),
+    ]),
+  );
+  assert.deepEqual(s.holds, { n: 2, longestMs: 59, releasedAfterLongest: 4 });
+  assert.deepEqual(summarizeNetlog(netlog([...datagram(1_000_000), ...datagram(1_016_700)])).holds, { n: 0, longestMs: 0, releasedAfterLongest: 0 });
+});
+
 test('a log the browser never closed still parses', () => {
   const whole = JSON.stringify(netlog(datagram(5)));
   const cut = `${whole.slice(0, whole.lastIndexOf(']'))},\n`;
