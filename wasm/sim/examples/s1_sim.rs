@@ -14,12 +14,15 @@
 //!   cargo run --release -p ricochet-sim --example s1_sim -- \
 //!     [--profile s1_5pct] [--preset default|low_latency] [--latency-target-ms 15] \
 //!     [--count 10000] [--seeds 1,2,3] [--size 400] [--per-tick 1] [--halves on|off]
+//!     [--fec-budget B]
 //!
 //! `--per-tick K` sends K messages of `--size` bytes each tick, all queued
 //! before the sender runs (a game's tick with several messages), instead of
 //! S1's one; `--count` still counts messages. `--halves off` sends
 //! latency-targeted messages whole with their copies, as the SDK does on
-//! Chromium's WebTransport (`FecConfig::halves`).
+//! Chromium's WebTransport (`FecConfig::halves`). `--fec-budget B` sets the
+//! preset's repair budget (the SDK caps `low-latency`'s at 0.6 on Firefox's
+//! WebTransport).
 
 use ricochet_core::{Config, Event, ServerConfig};
 use ricochet_sim::{NetworkProfile, Pair};
@@ -35,6 +38,7 @@ struct Args {
     size: usize,
     per_tick: u32,
     halves: bool,
+    fec_budget: Option<f64>,
 }
 
 fn args() -> Args {
@@ -47,6 +51,7 @@ fn args() -> Args {
         size: 400,
         per_tick: 1,
         halves: true,
+        fec_budget: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     for w in v.chunks(2) {
@@ -60,6 +65,7 @@ fn args() -> Args {
             "--size" => a.size = val.parse().expect("size"),
             "--per-tick" => a.per_tick = val.parse::<u32>().expect("messages a tick").max(1),
             "--halves" => a.halves = val == "on",
+            "--fec-budget" => a.fec_budget = Some(val.parse().expect("budget")),
             o => panic!("unknown argument {o}"),
         }
     }
@@ -79,6 +85,9 @@ fn run(a: &Args, seed: u64) {
     };
     cfg.channels[0] = cfg.channels[0].with_latency_target_us(a.target_ms * 1000);
     cfg.fec.halves = a.halves;
+    if let Some(b) = a.fec_budget {
+        cfg.fec.budget = b;
+    }
     let profile = NetworkProfile::by_name(&a.profile).expect("a profile name");
     let mut p = Pair::new(cfg, ServerConfig::default(), profile, seed);
     assert!(p.connect(), "connects");
