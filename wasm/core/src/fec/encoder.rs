@@ -258,7 +258,14 @@ impl RepairEncoder {
     pub fn halves_pay(&self, len: usize) -> bool {
         self.config.halves
             && self.active()
-            && controller::halves_pay(self.halves_plan, self.whole_plan, len, self.config.budget)
+            && controller::halves_pay(
+                self.avg_loss,
+                self.avg_burst,
+                self.halves_plan,
+                self.whole_plan,
+                len,
+                self.config.budget,
+            )
     }
 
     /// Messages go in halves (if at all) with their XOR alone: the loss is
