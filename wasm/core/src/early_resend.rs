@@ -23,7 +23,7 @@
 //! about once however often the timer is refreshed.
 
 use crate::connection::Connection;
-use crate::sent::Chunk;
+use crate::sent::{Chunk, SentPacket};
 
 /// Packets looked at for the candidate behind a held one.
 const NEXT_LOOK: u64 = 8;
@@ -70,10 +70,9 @@ impl Connection {
         })
     }
 
-    /// When packet `pn` (in flight) is overdue.
-    fn overdue_at(&self, pn: u64) -> Option<u64> {
-        let p = self.recovery.sent().get(pn)?;
-        Some(p.time_sent + self.rtt.ack_overdue_after(p.ack_held))
+    /// When packet `p` (in flight) is overdue.
+    fn overdue_at(&self, p: &SentPacket) -> u64 {
+        p.time_sent + self.rtt.ack_overdue_after(p.ack_held)
     }
 
     /// The candidate and when it is overdue, and while its ACK is one the
@@ -88,10 +87,10 @@ impl Connection {
         let Some(p) = self.recovery.sent().get(pn) else {
             return [None, None];
         };
-        let first = (pn, p.time_sent + self.rtt.ack_overdue_after(p.ack_held));
+        let first = (pn, self.overdue_at(p));
         let next = if p.ack_held {
             self.resendable_from(pn + 1, NEXT_LOOK)
-                .and_then(|q| Some((q, self.overdue_at(q)?)))
+                .and_then(|q| Some((q, self.overdue_at(self.recovery.sent().get(q)?))))
         } else {
             None
         };

@@ -207,17 +207,18 @@ pub fn halves_pay(
     let earned = budget * (len + 2.0 * (FRAGMENT_HEADER + credited));
     let half_image = (len as usize).div_ceil(2) + FRAGMENT_HEADER as usize + super::IMAGE_HEADER;
     let repair = super::encoder::repair_cost(half_image);
+    // Repairs a message in halves the budget pays for.
+    let paid = earned / repair;
     // More than one repair only if the budget pays for them all (a share of
     // them would leave the halves worse off than a whole message paid in
     // full; one that is not, below).
-    let bytes_pick = !(r > 1.0 && earned < r * repair) && {
+    let bytes_pick = !(r > 1.0 && paid < r) && {
         let halves = (2.0 + r) * (PACKET_BYTES + len / 2.0) + r * image;
         halves < (1.0 + whole) * (PACKET_BYTES + len) + whole * image
     };
     let whole_image = len as usize + MESSAGES_HEADER as usize + super::IMAGE_HEADER;
     let paid_whole =
         budget * (len + MESSAGES_HEADER + credited) / super::encoder::repair_cost(whole_image);
-    let paid = earned / repair;
     if bytes_pick || paid_whole >= whole || paid < 1.0 {
         return bytes_pick;
     }
