@@ -6,7 +6,7 @@
 //   root (the wasm/ workspace: core, sim, wasm, sim-wasm, native, game; and
 //   the crates with workspaces of their own: wasm/fuzz, relay/native,
 //   demos/arcade/server, netem), vendored third-party code excluded
-//   (relay/native/vendor/wtransport):
+//   (relay/native/vendor/wtransport, relay/native/vendor/quinn-proto):
 //     cargo fmt --check                                    (rustfmt's defaults: no rustfmt.toml)
 //     cargo clippy --no-deps --all-targets -- -D warnings  (tests, examples, benches and bins too)
 //   and the library code (tests excluded) of the core and the native driver

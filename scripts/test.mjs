@@ -86,11 +86,13 @@ async function main() {
   // TSDoc and rustdoc with warnings as errors: every exported type is documented and every link resolves.
   await step('API reference (typedoc, rustdoc)', () => exec(process.execPath, [join(ROOT, 'scripts', 'docs.mjs'), '--check']));
   await step('relay tests (vitest)', () => vitestIn('relay'));
-  await step('webtransport addon tests (node --test)', () =>
-    exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
+  // The addon's QUIC stack patch (relay/native/vendor/quinn-proto/PATCH.md), sans-IO; then the addon driven by real clients.
+  await step('webtransport addon tests (cargo test, node --test)', async () => {
+    await exec('cargo', ['test', '--release', '--test', 'ack_bundling', '--manifest-path', join(ROOT, 'relay', 'native', 'Cargo.toml')], { onLine: countCargoTests });
+    await exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
       onLine: countNodeTests,
-    }),
-  );
+    });
+  });
   await step('benchmark statistics (node --test)', () =>
     exec(process.execPath, ['--test', ...['s1-stats', 'latency-stats', 'chromium-netlog'].map((t) => join(ROOT, 'bench', `${t}.test.mjs`))], {
       onLine: countNodeTests,
