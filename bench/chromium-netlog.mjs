@@ -6,7 +6,7 @@
 // declared lost or sent without a datagram (its own ACKs), and the times it
 // sent no datagram for longer than a tick. The SDK writes a tick's datagrams
 // at once; a delay here is the browser's pacing, and a gap of more than a
-// tick is its sender holding them (bench/reference/s1.md: after a lost tick,
+// tick is its sender holding them (bench/reference/s1-browsers.md: after a lost tick,
 // until an ACK or its probe's comes back), then sending them together.
 //   node bench/chromium-netlog.mjs file.json …
 import { readFileSync } from 'node:fs';

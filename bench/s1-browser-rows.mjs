@@ -49,7 +49,7 @@ export const BROWSER_ROWS = [
   row('firefox', 'webtransport', 'default', { burst: 4 }),
   row('chromium', 'webtransport', 'low_latency', { burst: 4 }),
   row('firefox', 'webtransport', 'low_latency', { burst: 1 }),
-  // Firefox's QUIC window (bench/reference/s1.md): the latency target with the default FEC
+  // Firefox's QUIC window (bench/reference/s1-browsers.md): the latency target with the default FEC
   // preset, and with 200 % and 100 % budgets (the low-latency preset's own is 250 %; the SDK caps it at 60 % there).
   row('firefox', 'webtransport', 'low_latency', { fec: 'balanced' }),
   row('firefox', 'webtransport', 'low_latency', { fecBudget: 2 }),

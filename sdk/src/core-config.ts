@@ -38,7 +38,7 @@ function datagramFloor(o: ConnectionOptions, dgram: number, transportKind: strin
  * its congestion window, which random loss pins at its 2,504-byte floor: the
  * more repair a connection sends there, the more the browser drops (S1 at 5 %
  * loss: 10 % of the SDK's datagrams never sent with `low-latency`'s 200 %
- * repair, its budget then, 0.5 % with 60 %; bench/reference/s1.md, Firefox ESR 153: measure
+ * repair, its budget then, 0.5 % with 60 %; bench/reference/s1-browsers.md, Firefox ESR 153: measure
  * again when neqo changes). So the `low-latency` preset's repair is capped at
  * 0.6 per protected byte there (messages still go in halves with their XOR)
  * unless `fecBudget` is set. Firefox's own user agent is the test: it exposes
@@ -56,7 +56,7 @@ export const FEC_BUDGET_MAX = 3;
  * Chromium's WebTransport paces a tick's datagrams: two leave at once, each
  * later one waits for their transfer time at a pacing rate that random loss
  * holds near its congestion window's floor (a 400-byte message's third
- * datagram ~2.3 ms late; bench/reference/s1.md, Chromium 156). A message in
+ * datagram ~2.3 ms late; bench/reference/s1-browsers.md, Chromium 156). A message in
  * halves with their XOR needs the third whenever one of the first two is
  * lost, so there `low-latency`'s latency-targeted messages go whole with
  * their copies (S1 at 5 % loss: p99 24.5 → 14.4 ms for ~15 % more bytes;

@@ -28,7 +28,7 @@ pub struct FecConfig {
     /// such messages whole: more bytes, but a tick's message in two
     /// datagrams instead of three, for a path that holds back a tick's third
     /// datagram (Chromium's WebTransport paces it by the first two's transfer
-    /// time at a rate pinned near its window's floor: bench/reference/s1.md).
+    /// time at a rate pinned near its window's floor: bench/reference/s1-browsers.md).
     pub halves: bool,
 }
 
