@@ -9,11 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from './build.mjs';
-import { ROOT } from './setup.mjs';
+import { ROOT, setup } from './setup.mjs';
 
 const HELP = `npm run bench [-- MODE]: the benchmarks (bench/README.md; scenarios in bench/SCENARIOS.md)
 
-  (no mode)                      S3 core cost per message (native, wasm), the relay's WebSocket
+  (no mode)                      S3 core cost per message (native; wasm in Node, Chromium, Firefox), the relay's WebSocket
                                  forwarding cost, then S1 and S2 when root; writes results/bench.json
   --s1 [--quick] [--cells a,b] [--rows a,b] [--no-browser] [--browser-rows a,b]
                                  S1 latency under loss on real sockets (root)   reference: bench/reference/s1.md
@@ -117,17 +117,41 @@ for (const perTick of [1, 10]) {
   const c = json(process.execPath, [join(ROOT, 'bench', 's3-wasm.mjs'), String(messages), '100', String(perTick), 'ricochet_client']);
   rows.push({ perTick, native: n, wasm: w, client: c });
 }
+// The same loop in the browsers games run in (bench/s3-browser.mjs): each
+// engine's own wasm compiler, the same JavaScript.
+let browserRows = null;
+try {
+  setup({ browser: true });
+  const { runS3InBrowsers } = await import('../bench/s3-browser.mjs');
+  browserRows = [];
+  for (const perTick of [1, 10]) browserRows.push(...(await runS3InBrowsers({ messages, perTick })));
+} catch (e) {
+  console.log(`S3 in browsers skipped: ${e.message}`);
+}
 
 // Issue 16, item 5: at one message per datagram, at most 0.7 µs per message in wasm.
 const goalNs = 700;
 console.log(`\n## S3 — core CPU cost per 100-byte reliable message (send + transmit + receive + deliver + ack), ${messages.toLocaleString('en')} messages\n`);
-console.log('| messages per datagram | native ns/msg | native msg/s | wasm ns/msg | wasm msg/s | wasm / native | browser client module ns/msg | wire bytes per payload byte | goal (wasm) |');
+console.log('| messages per datagram | native ns/msg | native msg/s | wasm in Node ns/msg | wasm msg/s | wasm / native | browser client module ns/msg | wire bytes per payload byte | goal (wasm) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { perTick, native: n, wasm: w, client: c } of rows) {
   const ok = w.ns_per_message <= goalNs ? 'met' : 'not met';
   console.log(
     `| ${perTick} | ${n.ns_per_message} | ${n.messages_per_sec.toLocaleString('en')} | ${w.ns_per_message} | ${w.messages_per_sec.toLocaleString('en')} | ${(w.ns_per_message / n.ns_per_message).toFixed(2)}× | ${c.ns_per_message} (${(c.ns_per_message / w.ns_per_message).toFixed(2)}× full) | ${w.wire_bytes_per_payload_byte} | ≤ ${goalNs} ns: ${ok} |`,
   );
+}
+if (browserRows) {
+  console.log('\n| messages per datagram | browser | wasm ns/msg (full module) | browser client module ns/msg | full module / Node\'s | goal (wasm) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const { perTick, wasm: w } of rows) {
+    for (const browser of ['chromium', 'firefox']) {
+      const of = (m) => browserRows.find((r) => r.browser === browser && r.per_tick === perTick && r.client_module === m);
+      const [full, client] = [of('ricochet_wasm'), of('ricochet_client')];
+      if (!full || !client) continue;
+      const ok = full.ns_per_message <= goalNs ? 'met' : 'not met';
+      console.log(`| ${perTick} | ${browser} | ${full.ns_per_message} | ${client.ns_per_message} | ${(full.ns_per_message / w.ns_per_message).toFixed(2)}× | ≤ ${goalNs} ns: ${ok} |`);
+    }
+  }
 }
 console.log('\nBuilding the relay…');
 const rb = spawnSync(process.execPath, [join(ROOT, 'relay', 'scripts', 'build.mjs')], { stdio: 'inherit' });
@@ -143,5 +167,5 @@ console.log(
 await runLabScenarios();
 
 mkdirSync(join(ROOT, 'results'), { recursive: true });
-writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows, relay }, null, 2));
+writeFileSync(join(ROOT, 'results', 'bench.json'), JSON.stringify({ date: new Date().toISOString(), s3: rows, s3Browsers: browserRows, relay }, null, 2));
 console.log('\nwritten: results/bench.json');

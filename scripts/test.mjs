@@ -93,8 +93,8 @@ async function main() {
       onLine: countNodeTests,
     });
   });
-  await step('benchmark statistics (node --test)', () =>
-    exec(process.execPath, ['--test', ...['s1-stats', 'latency-stats', 'chromium-netlog'].map((t) => join(ROOT, 'bench', `${t}.test.mjs`))], {
+  await step('benchmark statistics and the S3 loop in browsers (node --test)', () =>
+    exec(process.execPath, ['--test', ...['s1-stats', 'latency-stats', 'chromium-netlog', 's3-browser'].map((t) => join(ROOT, 'bench', `${t}.test.mjs`))], {
       onLine: countNodeTests,
     }),
   );

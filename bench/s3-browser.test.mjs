@@ -1,0 +1,32 @@
+// node --test bench/s3-browser.test.mjs
+// S3's browser rows run the loop Node runs: in each browser and module the
+// same datagrams cross, byte for byte in count and size, as in Node.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { runS3InBrowsers } from './s3-browser.mjs';
+import { runS3 } from './s3-loop.mjs';
+
+const wasmDir = new URL('../sdk/wasm/', import.meta.url);
+const load = async (name) => ({
+  glue: await import(new URL(`${name}.js`, wasmDir).href),
+  bytes: readFileSync(new URL(`${name}_bg.wasm`, wasmDir)),
+});
+
+test('the S3 loop moves the same datagrams in Chromium and Firefox as in Node, with either module', { timeout: 120_000 }, async () => {
+  const options = { messages: 20_000, size: 100, perTick: 3 };
+  const node = await runS3({ load, ...options });
+  assert.equal(node.messages, options.messages);
+  const rows = await runS3InBrowsers(options);
+  assert.deepEqual(
+    rows.map((r) => `${r.browser} ${r.client_module}`),
+    ['chromium ricochet_wasm', 'chromium ricochet_client', 'firefox ricochet_wasm', 'firefox ricochet_client'],
+  );
+  for (const r of rows) {
+    const where = `${r.browser} ${r.client_module}`;
+    assert.equal(r.messages, options.messages, where);
+    assert.equal(r.datagrams, node.datagrams, where);
+    assert.equal(r.wire_bytes_per_payload_byte, node.wire_bytes_per_payload_byte, where);
+    assert.ok(r.ns_per_message > 0, where);
+  }
+});
