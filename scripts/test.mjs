@@ -86,9 +86,10 @@ async function main() {
   // TSDoc and rustdoc with warnings as errors: every exported type is documented and every link resolves.
   await step('API reference (typedoc, rustdoc)', () => exec(process.execPath, [join(ROOT, 'scripts', 'docs.mjs'), '--check']));
   await step('relay tests (vitest)', () => vitestIn('relay'));
-  // The addon's QUIC stack patch (relay/native/vendor/quinn-proto/PATCH.md), sans-IO; then the addon driven by real clients.
+  // The addon's QUIC stack patch (relay/native/vendor/quinn-proto/PATCH.md), sans-IO and with quinn-proto's debug
+  // assertions on; then the addon driven by real clients.
   await step('webtransport addon tests (cargo test, node --test)', async () => {
-    await exec('cargo', ['test', '--release', '--test', 'ack_bundling', '--manifest-path', join(ROOT, 'relay', 'native', 'Cargo.toml')], { onLine: countCargoTests });
+    await exec('cargo', ['test', '--test', 'ack_bundling', '--manifest-path', join(ROOT, 'relay', 'native', 'Cargo.toml')], { onLine: countCargoTests });
     await exec(process.execPath, ['--test', join(ROOT, 'relay', 'native', 'test')], {
       onLine: countNodeTests,
     });

@@ -11,7 +11,7 @@
 //   --all-targets   the four Linux platforms (linux-{x64,arm64}-{gnu,musl}), cross-compiled with zig.
 //   --target P      one platform by package suffix, e.g. darwin-arm64 (CI builds macOS and Windows natively).
 //   --client        also builds examples/wt_client and examples/h3_probe for the host (the addon tests drive them).
-//   --force         rebuild even when outputs are newer than src/, build.rs, Cargo.toml and Cargo.lock.
+//   --force         rebuild even when outputs are newer than src/, vendor/, build.rs, Cargo.toml and Cargo.lock.
 //
 // zig and cargo-zigbuild come from PyPI into $RICOCHET_CACHE (default
 // ~/.cache/ricochet) on first use; Rust targets are added with rustup. Without
@@ -170,7 +170,8 @@ function buildPlatform(platform, { zigEnv, host }) {
 }
 
 export function build({ force = false, client = false, allTargets = false, target = null } = {}) {
-  const inputs = Math.max(...['src', 'build.rs', 'Cargo.toml', 'Cargo.lock'].map((f) => newest(join(dir, f))));
+  // vendor/: the patched wtransport and quinn-proto are compiled into the addon.
+  const inputs = Math.max(...['src', 'vendor', 'build.rs', 'Cargo.toml', 'Cargo.lock'].map((f) => newest(join(dir, f))));
   const host = hostPlatform();
   const platforms = allTargets ? Object.keys(TARGETS).filter((p) => TARGETS[p].zig) : [target ?? host];
   // The host's development build must be the packaged file (a plain-cargo fallback build is not).
