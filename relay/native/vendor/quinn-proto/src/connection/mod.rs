@@ -1107,8 +1107,8 @@ impl Connection {
     /// Otherwise, we risk bundling another ACK before the peer has even had a chance
     /// to acknowledge the previous one, which is a waste of remote peer's resources.
     ///
-    /// [ricochet patch] Zero: every packet with other frames carries the pending ACK until the
-    /// peer acknowledges one that did. The relay's peers are browsers sending a few datagrams
+    /// [ricochet patch] Zero: every packet with other frames and room left carries the pending
+    /// ACK until the peer acknowledges one that did. The relay's peers are browsers sending a few datagrams
     /// per game tick under a minimum congestion window: when the ACK-only packet for their last
     /// datagrams is lost, they hold every new datagram until their probe timeout, which
     /// includes our 25 ms max_ack_delay. The game server's replies, which the relay sends
