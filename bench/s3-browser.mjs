@@ -9,9 +9,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { launchBrowser } from './soak/stack.mjs';
-import { isMain } from '../scripts/setup.mjs';
+import { ROOT, isMain } from '../scripts/setup.mjs';
 
-const ROOT = new URL('..', import.meta.url).pathname;
 const MODULES = ['ricochet_wasm', 'ricochet_client'];
 export const BROWSERS = ['chromium', 'firefox'];
 

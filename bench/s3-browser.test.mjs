@@ -2,16 +2,12 @@
 // S3's browser rows run the loop Node runs: in each browser and module the
 // same datagrams cross, byte for byte in count and size, as in Node.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { runS3InBrowsers } from './s3-browser.mjs';
 import { runS3 } from './s3-loop.mjs';
+import { loadFrom } from './s3-wasm.mjs';
 
-const wasmDir = new URL('../sdk/wasm/', import.meta.url);
-const load = async (name) => ({
-  glue: await import(new URL(`${name}.js`, wasmDir).href),
-  bytes: readFileSync(new URL(`${name}_bg.wasm`, wasmDir)),
-});
+const load = loadFrom(new URL('../sdk/wasm/', import.meta.url));
 
 test('the S3 loop moves the same datagrams in Chromium and Firefox as in Node, with either module', { timeout: 120_000 }, async () => {
   const options = { messages: 20_000, size: 100, perTick: 3 };

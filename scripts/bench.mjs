@@ -120,9 +120,11 @@ for (const perTick of [1, 10]) {
 // The same loop in the browsers games run in (bench/s3-browser.mjs): each
 // engine's own wasm compiler, the same JavaScript.
 let browserRows = null;
+let browsers = [];
 try {
   setup({ browser: true });
-  const { runS3InBrowsers } = await import('../bench/s3-browser.mjs');
+  const { runS3InBrowsers, BROWSERS } = await import('../bench/s3-browser.mjs');
+  browsers = BROWSERS;
   browserRows = [];
   for (const perTick of [1, 10]) browserRows.push(...(await runS3InBrowsers({ messages, perTick })));
 } catch (e) {
@@ -144,7 +146,7 @@ if (browserRows) {
   console.log('\n| messages per datagram | browser | wasm ns/msg (full module) | browser client module ns/msg | full module / Node\'s | goal (wasm) |');
   console.log('|---|---|---|---|---|---|');
   for (const { perTick, wasm: w } of rows) {
-    for (const browser of ['chromium', 'firefox']) {
+    for (const browser of browsers) {
       const of = (m) => browserRows.find((r) => r.browser === browser && r.per_tick === perTick && r.client_module === m);
       const [full, client] = [of('ricochet_wasm'), of('ricochet_client')];
       if (!full || !client) continue;
