@@ -10,7 +10,7 @@
 // wasm-bindgen glue (imported) and its .wasm bytes. The client module is
 // `ricochet_wasm` (the full module) or `ricochet_client` (what browsers
 // load); the server side is always the full module, each in its own instance
-// and memory.
+// and memory. `s3_core` runs the loop inside wasm instead (`runCore`).
 
 // The batch layout: BATCH in sdk/src/wasm-codes.ts (generated from wasm/wasm/src/batch.rs).
 const { RECORDS, HEADER_WORDS, TX_WORDS, EV_WORDS } = { RECORDS: 32, HEADER_WORDS: 1, TX_WORDS: 4, EV_WORDS: 8 };
@@ -144,6 +144,7 @@ function drainServer(client, server, cp, sp, now) {
 }
 
 export async function runS3({ load, messages = 1_000_000, size = 100, perTick = 1, clientModule = 'ricochet_wasm' }) {
+  if (clientModule === 's3_core') return runCore({ load, messages, size, perTick });
   const full = await instance(load, 'ricochet_wasm');
   const side = clientModule === 'ricochet_wasm' ? full : await instance(load, clientModule);
 
@@ -181,6 +182,10 @@ export async function runS3({ load, messages = 1_000_000, size = 100, perTick = 
   }
   const seconds = (performance.now() - t0) / 1000;
   if (delivered !== messages) throw new Error(`delivered ${delivered} of ${messages}`);
+  return result({ clientModule, messages, size, perTick, seconds, datagrams, bytes });
+}
+
+function result({ clientModule, messages, size, perTick, seconds, datagrams, bytes }) {
   return {
     impl: 'wasm',
     client_module: clientModule,
@@ -193,4 +198,27 @@ export async function runS3({ load, messages = 1_000_000, size = 100, perTick = 
     datagrams,
     wire_bytes_per_payload_byte: +(bytes / (messages * size)).toFixed(4),
   };
+}
+
+/**
+ * The same loop inside wasm (`s3_core`, bench/s3-core.mjs: bench_s3.rs's
+ * loop with plain exports): one call runs it all, so what this measures is
+ * the core alone in the engine's wasm compiler. `load('s3_core')` resolves
+ * to { bytes }.
+ */
+async function runCore({ load, messages, size, perTick }) {
+  const { bytes: code } = await load('s3_core');
+  const { instance } = await WebAssembly.instantiate(code, {});
+  const core = instance.exports;
+  // A function running when its optimised code arrives keeps running the
+  // baseline code (wasm has no on-stack replacement), and this loop is one
+  // call: so a warm-up run first, then the timed one on a fresh connection.
+  core.s3_connect();
+  core.s3_run(Math.min(messages, 50_000), size, perTick);
+  core.s3_connect();
+  const t0 = performance.now();
+  const n = core.s3_run(messages, size, perTick);
+  const seconds = (performance.now() - t0) / 1000;
+  if (n !== messages) throw new Error(`delivered ${n} of ${messages}`);
+  return result({ clientModule: 's3_core', messages, size, perTick, seconds, datagrams: core.s3_datagrams(), bytes: core.s3_wire_bytes() });
 }

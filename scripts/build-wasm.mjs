@@ -179,7 +179,7 @@ function targetFeatures(bytes) {
   return names;
 }
 
-function wasmOptFlags(bytes) {
+export function wasmOptFlags(bytes) {
   const features = targetFeatures(bytes) ?? DEFAULT_FEATURES;
   return [...new Set(features.map((f) => WASM_OPT_FLAGS[f]).filter(Boolean))];
 }
