@@ -286,6 +286,24 @@ fn under_bursts_a_tick_spanning_packets_is_one_group_that_rebuilds_any_two() {
 }
 
 #[test]
+fn under_bursts_a_tick_over_three_packets_comes_back_with_all_three_lost() {
+    // Six 400-byte messages take three packets, and the group's three
+    // repairs (powers 0, 1, 2) carry as much as they do: any three of the
+    // six packets hold the tick, the three repairs alone included.
+    let mut p = warmed_up(LossModel::bursty(0.10, 0.25), 3);
+    let sent = send_tick(&mut p, 10_000, 6, 400);
+    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
+    let data = what.iter().filter(|c| c.repair.is_none()).count();
+    assert_eq!(data, 3, "the tick spans three packets: {what:?}");
+    assert_eq!(what.len(), 6, "with three repairs: {what:?}");
+    deliver_all_but(&mut p, &sent, &[0, 1, 2]);
+    assert!(
+        (10_000..10_006).all(|n| delivered(&p, n)),
+        "the tick rebuilt from its repairs and delivered at once"
+    );
+}
+
+#[test]
 fn a_tick_followed_by_other_channels_data_has_its_repair_at_once() {
     // Under bursts, a latency-targeted tick in one packet while another
     // channel (no target) still has data queued: the tick's repair leaves

@@ -22,9 +22,10 @@
 //! and their copies (issue 16: in halves, each message's own rare loss
 //! would hold the tick's later messages behind it).
 //!
-//! Not done here: solving for three missing members (three powers could
-//! restore three of a group of three; the receiver stops at two), and codes
-//! over larger fields for more repairs of larger groups.
+//! The receiver solves for up to three missing members (three powers
+//! restore any three of a group whose indices differ mod 3: a tick over
+//! three packets comes back from its three repairs alone). Not done here:
+//! codes over larger fields for more repairs of larger groups.
 
 // Public: the parity image (WIRE.md's REPAIR frame body; the wire vectors and
 // the decode fuzzer build and check it) and the configuration hosts set.

@@ -92,6 +92,7 @@ pub fn remove_scaled(parity: &mut [u8], body: &[u8], power: u8) -> bool {
 }
 
 /// Multiply every byte of `image` by ω^power.
+#[inline(never)]
 pub fn scale(image: &mut [u8], power: u8) {
     if !power.is_multiple_of(POWERS) {
         image.iter_mut().for_each(|b| *b = times(*b, power));

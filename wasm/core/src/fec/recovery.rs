@@ -1,12 +1,13 @@
 //! Receiver side: keeps recent packet bodies while the peer sends repair,
 //! holds repairs still missing more than one member, and rebuilds a lost
-//! packet once it is the only one missing from a repair's group, or one of
-//! two missing when a second repair of the group has another power.
+//! packet once it is the only one missing from a repair's group, one of two
+//! missing when a second repair of the group has another power, or one of
+//! three missing when the group's repairs of all three powers are here.
 
 use crate::prelude::*;
 use crate::ring::Ring;
 
-use super::parity;
+use super::parity::{self, POWERS};
 
 /// Bodies kept for recovery (at 60 packets/s, about a second).
 const MAX_BODIES: usize = 64;
@@ -104,19 +105,21 @@ impl RecoveryBuffer {
     /// are dropped. With two members missing, a second repair of the group
     /// (another power) rebuilds the later one and is used up; the first
     /// stays for the other member, which the caller's next call rebuilds
-    /// once the rebuilt one is stored.
+    /// once the rebuilt one is stored. With three missing, the group's
+    /// repairs of all three powers rebuild the last, one of them is used
+    /// up, and the other two go on as for two.
     pub fn recover(&mut self, have: impl Fn(u64) -> bool) -> Option<(u64, Vec<u8>)> {
         let mut i = 0;
         while i < self.pending.len() {
             let Some(r) = self.pending.get(i) else {
                 break;
             };
-            let mut lost = [0u64; 2];
+            let mut lost = [0u64; 3];
             let mut n_missing = 0;
             let mut usable = true;
             for pn in r.first..r.first + r.count as u64 {
                 if !have(pn) {
-                    if n_missing < 2 {
+                    if n_missing < 3 {
                         lost[n_missing] = pn;
                     }
                     n_missing += 1;
@@ -137,16 +140,23 @@ impl RecoveryBuffer {
                         None => self.rejected += 1,
                     }
                 }
-                (true, 2) => match self.solve_two(i, lost) {
-                    Some(Ok(b)) => return Some((lost[1], b)),
-                    Some(Err(())) => {
-                        // A repair was used up, maybe one before `i`: look again.
-                        self.rejected += 1;
-                        i = 0;
+                (true, 2 | 3) => {
+                    let solved = if n_missing == 2 {
+                        self.solve_two(i, [lost[0], lost[1]])
+                    } else {
+                        self.solve_three(i, lost)
+                    };
+                    match solved {
+                        Some(Ok(b)) => return Some((lost[n_missing - 1], b)),
+                        Some(Err(())) => {
+                            // A repair was used up, maybe one before `i`: look again.
+                            self.rejected += 1;
+                            i = 0;
+                        }
+                        None => i += 1,
                     }
-                    None => i += 1,
-                },
-                (true, n) if n > 2 => i += 1,
+                }
+                (true, n) if n > 3 => i += 1,
                 _ => {
                     if let Some(r) = self.pending.remove(i) {
                         self.pool.push(r.parity);
@@ -229,6 +239,62 @@ impl RecoveryBuffer {
         }
         self.pool.push(r1);
         self.pool.push(r2);
+        Some(body.ok_or(()))
+    }
+
+    /// Members `lost` of pending repair `i`'s group are missing, their
+    /// indices one of each residue mod 3: with the group's repairs of the
+    /// other two powers, the body of `lost[2]` (Err if it fails its check;
+    /// one of those two is used up either way), or None without them.
+    fn solve_three(&mut self, i: usize, lost: [u64; 3]) -> Option<Result<Vec<u8>, ()>> {
+        let r = self.pending.get(i)?;
+        let (first, count, len) = (r.first, r.count, r.parity.len());
+        let j = (lost[2] - first) % POWERS as u64;
+        let residues = lost.map(|pn| (pn - first) % POWERS as u64);
+        if residues[0] == residues[1] || residues[1] == residues[2] || residues[0] == residues[2] {
+            return None;
+        }
+        // The group's first repair of each power.
+        let mut at = [usize::MAX; POWERS as usize];
+        for k in (0..self.pending.len()).rev() {
+            if let Some(o) = self.pending.get(k) {
+                if (o.first, o.count, o.parity.len()) == (first, count, len) {
+                    at[o.power as usize % at.len()] = k;
+                }
+            }
+        }
+        if at.contains(&usize::MAX) {
+            return None;
+        }
+        // With R_p the repair of power p, Σ_p ω^(−p·j)·R_p sums every member
+        // m times Σ_p ω^(p·(m − j)): 1 when m ≡ j (mod 3), 1 + ω + ω² = 0
+        // otherwise. So it is the image of member j plus those of the
+        // received members of j's residue, which come off.
+        let mut x = self.pool.pop().unwrap_or_default();
+        x.clear();
+        x.resize(len, 0);
+        for (power, &k) in at.iter().enumerate() {
+            if let Some(o) = self.pending.get(k) {
+                let undo = (POWERS - parity::member_power(power as u8, j)) % POWERS;
+                parity::add_scaled_image(&mut x, &o.parity, undo);
+            }
+        }
+        let known = (first..first + count as u64)
+            .filter(|&pn| (pn - first) % POWERS as u64 == j && !lost.contains(&pn))
+            .all(|pn| {
+                self.body(pn)
+                    .is_some_and(|b| parity::remove_scaled(&mut x, b, 0))
+            });
+        let body = if known {
+            parity::recovered_body(&x).map(|b| b.to_vec())
+        } else {
+            None
+        };
+        // One repair is used up; the other two go on for the other two members.
+        if let Some(r) = self.pending.remove(at[0]) {
+            self.pool.push(r.parity);
+        }
+        self.pool.push(x);
         Some(body.ok_or(()))
     }
 }
@@ -318,6 +384,69 @@ mod tests {
                 assert_eq!(rb.rejected, 0);
             }
         }
+    }
+
+    #[test]
+    fn three_missing_members_of_a_group_of_three_come_back_from_three_powers() {
+        let bodies: [&[u8]; 3] = [b"zero", b"one, longer", b"2"];
+        for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0], [2, 1, 0]] {
+            let mut rb = RecoveryBuffer::default();
+            for power in order {
+                rb.on_repair(0, 30, 3, power, &powered(&bodies, power));
+            }
+            // Nothing of the group arrived: the last member first, then the
+            // other two from the two repairs left, as for two missing.
+            let mut have = Vec::new();
+            for j in [2u64, 1, 0] {
+                let got = rb.recover(|pn| have.contains(&pn));
+                assert_eq!(
+                    got,
+                    Some((30 + j, bodies[j as usize].to_vec())),
+                    "{order:?}"
+                );
+                rb.store(0, 30 + j, bodies[j as usize]);
+                have.push(30 + j);
+            }
+            assert_eq!(rb.rejected, 0);
+            assert_eq!(
+                rb.recover(|_| true),
+                None,
+                "every repair used up or dropped"
+            );
+        }
+    }
+
+    #[test]
+    fn three_missing_with_two_of_one_residue_wait_for_a_member() {
+        // Members 0 and 3 of a group of four enter every power alike
+        // (ω³ = 1): with 0, 1 and 3 missing the three repairs cannot tell
+        // 0 from 3, and nothing is rebuilt until one of those two arrives.
+        let bodies: [&[u8]; 4] = [b"zero", b"one", b"two", b"three"];
+        let mut rb = RecoveryBuffer::default();
+        for power in 0..3 {
+            rb.on_repair(0, 40, 4, power, &powered(&bodies, power));
+        }
+        rb.store(0, 42, bodies[2]);
+        assert_eq!(rb.recover(|pn| pn == 42), None);
+        assert_eq!(rb.rejected, 0);
+        rb.store(0, 40, bodies[0]);
+        assert_eq!(
+            rb.recover(|pn| pn == 40 || pn == 42),
+            Some((43, bodies[3].to_vec()))
+        );
+    }
+
+    #[test]
+    fn a_forged_third_power_rebuilds_nothing_wrong() {
+        let bodies: [&[u8]; 3] = [b"zero", b"one, longer", b"2"];
+        let mut rb = RecoveryBuffer::default();
+        rb.on_repair(0, 50, 3, 0, &powered(&bodies, 0));
+        rb.on_repair(0, 50, 3, 1, &powered(&bodies, 1));
+        let mut forged = powered(&bodies, 2);
+        forged[9] ^= 0x40;
+        rb.on_repair(0, 50, 3, 2, &forged);
+        assert_eq!(rb.recover(|_| false), None);
+        assert_eq!(rb.rejected, 1, "refused by the check value");
     }
 
     #[test]
