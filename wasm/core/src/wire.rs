@@ -35,6 +35,8 @@ pub const MAX_REPAIR_COUNT: u8 = 32;
 /// A REPAIR frame's count byte: the count in its low six bits, the power
 /// of ω (`fec::parity`) in the top two.
 const REPAIR_POWER_SHIFT: u8 = 6;
+/// The count's bits in the REPAIR frame's count byte (below the power).
+const REPAIR_COUNT_MASK: u8 = (1 << REPAIR_POWER_SHIFT) - 1;
 
 /// Type byte + connection ID (4) + truncated packet number (2) + tag (8).
 pub const DATA_HEADER_LEN: usize = 15;
@@ -572,7 +574,7 @@ pub fn decode_frame<'a>(r: &mut Reader<'a>) -> Result<Frame<'a>, WireError> {
         FRAME_REPAIR => {
             let first_pn = r.u16()?;
             let byte = r.u8()?;
-            let (count, power) = (byte & 0x3f, byte >> REPAIR_POWER_SHIFT);
+            let (count, power) = (byte & REPAIR_COUNT_MASK, byte >> REPAIR_POWER_SHIFT);
             if count == 0 || count > MAX_REPAIR_COUNT {
                 return Err(WireError::Invalid("repair count"));
             }

@@ -293,14 +293,28 @@ fn under_bursts_a_tick_over_three_packets_comes_back_with_all_three_lost() {
     let mut p = warmed_up(LossModel::bursty(0.10, 0.25), 3);
     let sent = send_tick(&mut p, 10_000, 6, 400);
     let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
-    let data = what.iter().filter(|c| c.repair.is_none()).count();
-    assert_eq!(data, 3, "the tick spans three packets: {what:?}");
-    assert_eq!(what.len(), 6, "with three repairs: {what:?}");
+    let repairs: Vec<(Option<u8>, Option<u8>)> = what.iter().map(|c| (c.repair, c.power)).collect();
+    let data = (None, None);
+    assert_eq!(
+        repairs,
+        [
+            data,
+            data,
+            data,
+            (Some(3), Some(0)),
+            (Some(3), Some(1)),
+            (Some(3), Some(2))
+        ],
+        "three data packets, then one group's three repairs: {what:?}"
+    );
+    let rebuilt = p.server_conn().map_or(0, |c| c.stats().fec_recovered);
     deliver_all_but(&mut p, &sent, &[0, 1, 2]);
     assert!(
         (10_000..10_006).all(|n| delivered(&p, n)),
         "the tick rebuilt from its repairs and delivered at once"
     );
+    let now_rebuilt = p.server_conn().map_or(0, |c| c.stats().fec_recovered);
+    assert_eq!(now_rebuilt - rebuilt, 3, "all three packets rebuilt");
 }
 
 #[test]

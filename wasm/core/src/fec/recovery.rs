@@ -2,7 +2,8 @@
 //! holds repairs still missing more than one member, and rebuilds a lost
 //! packet once it is the only one missing from a repair's group, one of two
 //! missing when a second repair of the group has another power, or one of
-//! three missing when the group's repairs of all three powers are here.
+//! three missing, alone in its index mod 3, when the group's repairs of all
+//! three powers are here.
 
 use crate::prelude::*;
 use crate::ring::Ring;
@@ -106,8 +107,9 @@ impl RecoveryBuffer {
     /// (another power) rebuilds the later one and is used up; the first
     /// stays for the other member, which the caller's next call rebuilds
     /// once the rebuilt one is stored. With three missing, the group's
-    /// repairs of all three powers rebuild the last, one of them is used
-    /// up, and the other two go on as for two.
+    /// repairs of all three powers rebuild the last whose index differs mod
+    /// 3 from the others' (any of three in a group of up to three), one of
+    /// them is used up, and the other two go on as for two.
     pub fn recover(&mut self, have: impl Fn(u64) -> bool) -> Option<(u64, Vec<u8>)> {
         let mut i = 0;
         while i < self.pending.len() {
@@ -143,11 +145,12 @@ impl RecoveryBuffer {
                 (true, 2 | 3) => {
                     let solved = if n_missing == 2 {
                         self.solve_two(i, [lost[0], lost[1]])
+                            .map(|r| r.map(|b| (lost[1], b)))
                     } else {
                         self.solve_three(i, lost)
                     };
                     match solved {
-                        Some(Ok(b)) => return Some((lost[n_missing - 1], b)),
+                        Some(Ok(rebuilt)) => return Some(rebuilt),
                         Some(Err(())) => {
                             // A repair was used up, maybe one before `i`: look again.
                             self.rejected += 1;
@@ -242,56 +245,58 @@ impl RecoveryBuffer {
         Some(body.ok_or(()))
     }
 
-    /// Members `lost` of pending repair `i`'s group are missing, their
-    /// indices one of each residue mod 3: with the group's repairs of the
-    /// other two powers, the body of `lost[2]` (Err if it fails its check;
-    /// one of those two is used up either way), or None without them.
-    fn solve_three(&mut self, i: usize, lost: [u64; 3]) -> Option<Result<Vec<u8>, ()>> {
+    /// Members `lost` of pending repair `i`'s group are missing: with the
+    /// group's repairs of all three powers, the last of them whose index
+    /// differs mod 3 from the other two (all three, in a group of up to
+    /// three) and its body, or Err if that fails its check or a received
+    /// member does not fit the parity; one of the three repairs is used up
+    /// either way (the other two go on for two missing). None when no
+    /// member's residue is its own, or a power is not here.
+    fn solve_three(&mut self, i: usize, lost: [u64; 3]) -> Option<Result<(u64, Vec<u8>), ()>> {
         let r = self.pending.get(i)?;
         let (first, count, len) = (r.first, r.count, r.parity.len());
-        let j = (lost[2] - first) % POWERS as u64;
-        let residues = lost.map(|pn| (pn - first) % POWERS as u64);
-        if residues[0] == residues[1] || residues[1] == residues[2] || residues[0] == residues[2] {
-            return None;
-        }
-        // The group's first repair of each power.
-        let mut at = [usize::MAX; POWERS as usize];
-        for k in (0..self.pending.len()).rev() {
-            if let Some(o) = self.pending.get(k) {
-                if (o.first, o.count, o.parity.len()) == (first, count, len) {
-                    at[o.power as usize % at.len()] = k;
-                }
-            }
-        }
-        if at.contains(&usize::MAX) {
-            return None;
-        }
+        let residue = |pn: u64| (pn - first) % POWERS as u64;
+        let target = lost
+            .into_iter()
+            .rev()
+            .find(|&pn| lost.iter().filter(|&&o| residue(o) == residue(pn)).count() == 1)?;
+        let j = residue(target);
         // With R_p the repair of power p, Σ_p ω^(−p·j)·R_p sums every member
         // m times Σ_p ω^(p·(m − j)): 1 when m ≡ j (mod 3), 1 + ω + ω² = 0
-        // otherwise. So it is the image of member j plus those of the
-        // received members of j's residue, which come off.
+        // otherwise. So it is the image of the target plus those of the
+        // received members of its residue, which come off. One repair of
+        // each power (a second of one power would cancel the first).
         let mut x = self.pool.pop().unwrap_or_default();
         x.clear();
         x.resize(len, 0);
-        for (power, &k) in at.iter().enumerate() {
+        let (mut seen, mut used) = (0u8, 0);
+        for k in 0..self.pending.len() {
             if let Some(o) = self.pending.get(k) {
-                let undo = (POWERS - parity::member_power(power as u8, j)) % POWERS;
-                parity::add_scaled_image(&mut x, &o.parity, undo);
+                let bit = 1 << o.power;
+                if (o.first, o.count, o.parity.len()) == (first, count, len) && seen & bit == 0 {
+                    seen |= bit;
+                    used = k;
+                    let undo = (POWERS - parity::member_power(o.power, j)) % POWERS;
+                    parity::add_scaled_image(&mut x, &o.parity, undo);
+                }
             }
         }
+        if seen != 0b111 {
+            self.pool.push(x);
+            return None;
+        }
         let known = (first..first + count as u64)
-            .filter(|&pn| (pn - first) % POWERS as u64 == j && !lost.contains(&pn))
+            .filter(|&pn| residue(pn) == j && pn != target)
             .all(|pn| {
                 self.body(pn)
                     .is_some_and(|b| parity::remove_scaled(&mut x, b, 0))
             });
         let body = if known {
-            parity::recovered_body(&x).map(|b| b.to_vec())
+            parity::recovered_body(&x).map(|b| (target, b.to_vec()))
         } else {
             None
         };
-        // One repair is used up; the other two go on for the other two members.
-        if let Some(r) = self.pending.remove(at[0]) {
+        if let Some(r) = self.pending.remove(used) {
             self.pool.push(r.parity);
         }
         self.pool.push(x);
@@ -417,23 +422,56 @@ mod tests {
     }
 
     #[test]
-    fn three_missing_with_two_of_one_residue_wait_for_a_member() {
+    fn of_three_missing_the_one_alone_in_its_residue_comes_back() {
         // Members 0 and 3 of a group of four enter every power alike
-        // (ω³ = 1): with 0, 1 and 3 missing the three repairs cannot tell
-        // 0 from 3, and nothing is rebuilt until one of those two arrives.
+        // (ω³ = 1): with 0, 1 and 3 missing, the three repairs rebuild 1
+        // (the only one of its residue) but cannot tell 0 from 3.
         let bodies: [&[u8]; 4] = [b"zero", b"one", b"two", b"three"];
         let mut rb = RecoveryBuffer::default();
         for power in 0..3 {
             rb.on_repair(0, 40, 4, power, &powered(&bodies, power));
         }
         rb.store(0, 42, bodies[2]);
-        assert_eq!(rb.recover(|pn| pn == 42), None);
+        assert_eq!(rb.recover(|pn| pn == 42), Some((41, bodies[1].to_vec())));
+        rb.store(0, 41, bodies[1]);
+        assert_eq!(rb.recover(|pn| pn == 41 || pn == 42), None);
         assert_eq!(rb.rejected, 0);
+        // Once 0 arrives, 3 is alone.
         rb.store(0, 40, bodies[0]);
-        assert_eq!(
-            rb.recover(|pn| pn == 40 || pn == 42),
-            Some((43, bodies[3].to_vec()))
-        );
+        assert_eq!(rb.recover(|pn| pn != 43), Some((43, bodies[3].to_vec())));
+    }
+
+    #[test]
+    fn three_missing_of_a_larger_group_come_back_past_a_received_member_of_their_residue() {
+        // Group of four, 1, 2 and 3 missing: 3's sum over the powers also
+        // holds member 0 (same residue), which is taken off.
+        let bodies: [&[u8]; 4] = [b"zero, the longest", b"one", b"two", b"three"];
+        let mut rb = RecoveryBuffer::default();
+        for power in [2, 0, 1] {
+            rb.on_repair(0, 60, 4, power, &powered(&bodies, power));
+        }
+        rb.store(0, 60, bodies[0]);
+        let mut have = vec![60];
+        for j in [3u64, 2, 1] {
+            let got = rb.recover(|pn| have.contains(&pn));
+            assert_eq!(got, Some((60 + j, bodies[j as usize].to_vec())));
+            rb.store(0, 60 + j, bodies[j as usize]);
+            have.push(60 + j);
+        }
+        assert_eq!(rb.rejected, 0);
+    }
+
+    #[test]
+    fn a_received_member_longer_than_the_repairs_is_refused() {
+        let bodies: [&[u8]; 4] = [b"0", b"one", b"two", b"three"];
+        let mut rb = RecoveryBuffer::default();
+        for power in 0..3 {
+            rb.on_repair(0, 70, 4, power, &powered(&bodies, power));
+        }
+        // Member 0 as stored does not fit the parity: nothing is rebuilt.
+        rb.store(0, 70, &[7u8; 64]);
+        assert_eq!(rb.recover(|pn| pn == 70), None);
+        assert_eq!(rb.rejected, 1);
     }
 
     #[test]
