@@ -318,6 +318,36 @@ fn under_bursts_a_tick_over_three_packets_comes_back_with_all_three_lost() {
 }
 
 #[test]
+fn at_5_percent_a_tick_over_three_packets_is_one_group_with_two_repairs() {
+    // Each packet with a copy of its own loses the tick whenever one packet
+    // and its copy both go (0.75 % of ticks of three, and the later
+    // messages wait behind it); the XOR and a repair of power 1 over the
+    // three, five packets instead of six, lose it only when three go.
+    let mut p = warmed_up(LossModel::iid(0.05), 3);
+    let sent = send_tick(&mut p, 10_000, 6, 400);
+    let what: Vec<(Option<u8>, Option<u8>)> = sent
+        .iter()
+        .map(|d| carried(d))
+        .map(|c| (c.repair, c.power))
+        .collect();
+    let data = (None, None);
+    assert_eq!(
+        what,
+        [data, data, data, (Some(3), Some(0)), (Some(3), Some(1))],
+        "three data packets, then one group's two repairs"
+    );
+    for lost in [[0, 1], [1, 2], [0, 4], [2, 3]] {
+        let mut p = warmed_up(LossModel::iid(0.05), 3);
+        let sent = send_tick(&mut p, 10_000, 6, 400);
+        deliver_all_but(&mut p, &sent, &lost);
+        assert!(
+            (10_000..10_006).all(|n| delivered(&p, n)),
+            "packets {lost:?} lost: the tick rebuilt and delivered at once"
+        );
+    }
+}
+
+#[test]
 fn a_tick_followed_by_other_channels_data_has_its_repair_at_once() {
     // Under bursts, a latency-targeted tick in one packet while another
     // channel (no target) still has data queued: the tick's repair leaves
@@ -492,19 +522,27 @@ fn a_lost_second_half_goes_again_early_when_the_first_is_acknowledged_at_once() 
 }
 
 #[test]
-fn a_message_fragmented_for_size_keeps_a_repair_per_fragment() {
+fn a_message_fragmented_for_size_gets_two_repairs_over_both_fragments() {
     // 1,800 bytes do not fit one datagram: two fragments for size, not
-    // halves. At 5 % the latency target wants each packet repaired alone
-    // (a copy), as before halves existed; one XOR over both would leave
-    // either fragment unrecoverable whenever the other is lost too.
+    // halves. At 5 % one XOR over both would leave either fragment
+    // unrecoverable whenever the other is lost too, and a copy of each
+    // loses the message when a fragment and its copy both go: the XOR and a
+    // repair of power 1 over both, as many packets, rebuild it from any two.
     let mut p = warmed_up(LossModel::iid(0.05), 6);
     p.run_until(p.now + TICK);
     p.client.send(p.now, 0, payload(10_000, 1_800)).unwrap();
-    let what: Vec<Carried> = sent_now(&mut p).iter().map(|d| carried(d)).collect();
+    let sent = sent_now(&mut p);
+    let what: Vec<Carried> = sent.iter().map(|d| carried(d)).collect();
     let fragments: Vec<_> = what.iter().flat_map(|c| c.fragments.clone()).collect();
     assert_eq!(fragments, [(0, 2), (1, 2)], "{what:?}");
-    let repairs: Vec<u8> = what.iter().filter_map(|c| c.repair).collect();
-    assert_eq!(repairs, [1, 1], "a copy of each fragment: {what:?}");
+    let repairs: Vec<_> = what.iter().filter_map(|c| c.repair.zip(c.power)).collect();
+    assert_eq!(
+        repairs,
+        [(2, 0), (2, 1)],
+        "two repairs of one group: {what:?}"
+    );
+    deliver_all_but(&mut p, &sent, &[0, 1]);
+    assert!(delivered(&p, 10_000), "rebuilt from the two repairs alone");
 }
 
 #[test]

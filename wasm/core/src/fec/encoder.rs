@@ -18,7 +18,9 @@
 //! halves gets instead repairs of other powers of ω (`parity`), so that any
 //! two of its packets rebuild it, as many as `controller::halves_repairs`
 //! says; and so does a tick of whole messages spanning two or three packets
-//! when that is two or more (bursts): one group over the tick's packets.
+//! when that is two or more (bursts), or when such a tick needs two repairs
+//! itself (`controller::tick_repairs`: from ~2 % independent loss): one
+//! group over the tick's packets, with as many repairs as its members ask.
 
 use super::{controller, FecConfig, IMAGE_HEADER};
 use crate::prelude::*;
@@ -48,10 +50,12 @@ pub fn repair_cost(parity_len: usize) -> f64 {
     (parity_len + REPAIR_FRAME_HEADER + CREDITED_HEADER) as f64
 }
 
-/// Most packets a tick's group takes: the receiver rebuilds at most two
-/// missing members, and over GF(4) a member three places on has the same
-/// weights (what follows a full group goes as before: a new tick group if
-/// more follows it, else a group of its own with copies).
+/// Most packets a tick's group takes: over GF(4) a member three places on
+/// has the same weights, so in a larger group two missing members three
+/// apart could not be told apart by any repair (the receiver rebuilds any
+/// three of three from the repairs of powers 0, 1 and 2). What follows a
+/// full group goes as before: a new tick group if more follows it, else a
+/// group of its own with copies.
 const MAX_TICK_GROUP: u8 = 3;
 
 /// A report older than this no longer counts (the peer repeats a non-zero
@@ -158,6 +162,9 @@ pub struct RepairEncoder {
     /// From the averages: repairs a message in halves needs, and copies a
     /// whole one needs (`controller::halves_repairs`, `whole_repairs`).
     halves_plan: Option<f64>,
+    /// Repairs a tick group of MAX_TICK_GROUP packets needs at this loss
+    /// (`controller::tick_repairs`).
+    tick_plan: u32,
     whole_plan: f64,
     /// Running share of deadline groups owed a second copy (see
     /// `controller::second_copy_share`): a copy goes whenever it reaches 1.
@@ -190,6 +197,7 @@ impl RepairEncoder {
             avg_burst: 0.0,
             averaging: false,
             halves_plan: None,
+            tick_plan: 1,
             whole_plan: 1.0,
             tick_continues: false,
         }
@@ -228,6 +236,8 @@ impl RepairEncoder {
         }
         self.halves_plan = controller::halves_repairs(self.avg_loss, self.avg_burst);
         self.whole_plan = controller::whole_repairs(self.avg_loss, self.avg_burst);
+        self.tick_plan =
+            controller::tick_repairs(self.avg_loss, self.avg_burst, MAX_TICK_GROUP.into());
         self.loss = loss;
         self.burst = burst;
         self.reported_at = now;
@@ -334,11 +344,15 @@ impl RepairEncoder {
         // one XOR (independent loss) a copy each loses less. The group
         // awaits the tick's next packet while more of it follows, up to
         // MAX_TICK_GROUP members; whatever packet comes next otherwise
-        // closes it, so its repairs go at once.
+        // closes it, so its repairs go at once. On independent loss where
+        // the tick needs two repairs (5 %), the XOR and power 1 over its
+        // packets lose it only when three of five go; a copy of each loses
+        // it when any packet and its copy both do.
         let tick = halves == Halves::None
             && deadline.is_some()
             && carries_messages
-            && self.more_halves_repairs().is_some_and(|r| r >= 2.0);
+            && self.halves_plan.is_some()
+            && (self.tick_plan >= 2 || self.more_halves_repairs().is_some_and(|r| r >= 2.0));
         let members = self.group.as_ref().map_or(0, |g| g.count) + 1;
         let awaiting_tick = self.group.as_ref().is_some_and(|g| g.tick && g.awaits_half);
         let halves = match () {
@@ -360,7 +374,8 @@ impl RepairEncoder {
             let parity = self.buffer();
             // Only a group a first half opens gets the other powers (a half
             // joining an open group gets its XOR alone).
-            let weighted = halves == Halves::First && self.more_halves_repairs().is_some();
+            let weighted =
+                halves == Halves::First && (self.more_halves_repairs().is_some() || tick);
             let more = if weighted {
                 [self.buffer(), self.buffer()]
             } else {
@@ -516,7 +531,14 @@ impl RepairEncoder {
             let extra = if !g.halves {
                 self.second_copy_owed(g.count) as usize
             } else if g.weighted {
-                self.halves_extra().min(g.more.len())
+                // A tick group gets what its own members ask at least.
+                let least = if g.tick {
+                    controller::tick_repairs(self.avg_loss, self.avg_burst, g.count.into()) as usize
+                        - 1
+                } else {
+                    0
+                };
+                self.halves_extra().max(least).min(g.more.len())
             } else {
                 0
             };
