@@ -119,18 +119,12 @@ pub fn halves_repairs(p: f64, c: f64) -> Option<f64> {
 /// Repairs a tick of whole messages over `members` packets needs at this
 /// loss as one group (powers 0, 1, 2 of ω; `encoder`: any `members` of the
 /// packets rebuild it, up to three): the fewest whose late share is within
-/// the aim halves use ([`FIRST_STEP_LATE`] on near-independent loss, else
-/// [`MIXED_LATE`]), else three. At 5 % independent loss two for three
-/// packets (with the XOR alone the tick is lost 1.4 % of the time, with
-/// two repairs 0.11 %) and one for two (0.7 %), at 1 % one.
+/// [`MIXED_LATE`], else three. At 5 % independent loss two (three packets
+/// and one XOR lose the tick 1.4 % of the time, with two repairs 0.11 %),
+/// at 1 % one.
 pub fn tick_repairs(p: f64, c: f64, members: u32) -> u32 {
-    let aim = if settled_burst(p, c) <= p * INDEPENDENT_BURST {
-        FIRST_STEP_LATE
-    } else {
-        MIXED_LATE
-    };
     (1..3)
-        .find(|&r| late_share(p, c, members + r, members) <= aim)
+        .find(|&r| late_share(p, c, members + r, members) <= MIXED_LATE)
         .unwrap_or(3)
 }
 
@@ -357,7 +351,6 @@ mod tests {
     fn a_tick_over_three_packets_needs_two_repairs_at_5_percent_and_three_under_bursts() {
         assert_eq!(tick_repairs(0.01, 0.01, 3), 1);
         assert_eq!(tick_repairs(0.05, 0.05, 3), 2);
-        assert_eq!(tick_repairs(0.05, 0.05, 2), 1);
         assert_eq!(tick_repairs(0.10, 0.25, 3), 3);
         // The XOR alone loses such a tick 1.4 % of the time at 5 %.
         assert!(late_share(0.05, 0.05, 4, 3) > 0.013);

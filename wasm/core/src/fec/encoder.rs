@@ -19,7 +19,7 @@
 //! two of its packets rebuild it, as many as `controller::halves_repairs`
 //! says; and so does a tick of whole messages spanning two or three packets
 //! when that is two or more (bursts), or when such a tick needs two repairs
-//! itself (`controller::tick_repairs`: from ~4 % independent loss): one
+//! itself (`controller::tick_repairs`: from ~2 % independent loss): one
 //! group over the tick's packets, with as many repairs as its members ask.
 
 use super::{controller, FecConfig, IMAGE_HEADER};
