@@ -102,8 +102,8 @@ struct Group {
     by_deadline: bool,
     parity: Vec<u8>,
     /// Parities of powers 1 and 2, kept from its first member when a first
-    /// half opened it while halves need more than one repair (else empty
-    /// and `weighted` false).
+    /// half opened it while halves need more than one repair, or a tick's
+    /// first packet (else empty and `weighted` false).
     more: [Vec<u8>; 2],
     weighted: bool,
     /// Opened by a tick of whole messages spanning several packets
@@ -341,7 +341,9 @@ impl RepairEncoder {
         // and powers 1 and 2, any two losses rebuilt), not each packet with
         // copies of its own, which a tick of two loses all of for one of
         // its packets about twice as often as halves lose two of five. With
-        // one XOR (independent loss) a copy each loses less. The group
+        // one XOR (independent loss) a copy each loses less; where a tick
+        // of three needs two repairs itself (5 %) and the budget pays for
+        // them, the tick is one group too. The group
         // awaits the tick's next packet while more of it follows, up to
         // MAX_TICK_GROUP members; whatever packet comes next otherwise
         // closes it, so its repairs go at once. On independent loss where
@@ -352,7 +354,10 @@ impl RepairEncoder {
             && deadline.is_some()
             && carries_messages
             && self.halves_plan.is_some()
-            && (self.tick_plan >= 2 || self.more_halves_repairs().is_some_and(|r| r >= 2.0));
+            && (self.more_halves_repairs().is_some_and(|r| r >= 2.0)
+                || (self.tick_plan >= 2
+                    && self.config.budget * f64::from(MAX_TICK_GROUP)
+                        >= f64::from(self.tick_plan)));
         let members = self.group.as_ref().map_or(0, |g| g.count) + 1;
         let awaiting_tick = self.group.as_ref().is_some_and(|g| g.tick && g.awaits_half);
         let halves = match () {
@@ -729,6 +734,68 @@ mod tests {
     }
 
     /// `latency_ticks` with packets of `len` bytes.
+    /// Ticks of `packets` latency-targeted packets each, sent back to back
+    /// (`set_tick_continues` while more follow); the repairs in send order.
+    fn multi_packet_ticks(e: &mut RepairEncoder, ticks: u64, packets: u64) -> Vec<Repair> {
+        let mut out = Vec::new();
+        let mut pn = 0;
+        for t in 0..ticks {
+            let now = t * 16_667;
+            for i in 0..packets {
+                e.set_tick_continues(i + 1 < packets);
+                e.on_packet_sent(
+                    now,
+                    pn,
+                    &[i as u8; 1_000],
+                    true,
+                    Some(now + 3_000),
+                    Halves::None,
+                );
+                pn += 1;
+                while let Some(r) = e.take_repair(pn) {
+                    pn += 1;
+                    out.push(r);
+                }
+            }
+            e.on_timeout(now + 3_000);
+            while let Some(r) = e.take_repair(pn) {
+                pn += 1;
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn at_5_percent_a_tick_of_three_packets_gets_the_xor_and_power_1() {
+        let mut e = lossy(FecConfig::low_latency(), 0.05);
+        let r = multi_packet_ticks(&mut e, 50, 3);
+        let shapes: Vec<(u8, u8)> = r.iter().map(|r| (r.count, r.power)).collect();
+        assert!(shapes.len() >= 90, "{shapes:?}");
+        assert!(
+            shapes.iter().all(|&s| s == (3, 0) || s == (3, 1)),
+            "{shapes:?}"
+        );
+    }
+
+    #[test]
+    fn below_the_budget_for_two_repairs_a_tick_is_no_group_of_its_own() {
+        // Firefox's WebTransport caps low-latency's budget at 0.6: a tick of
+        // three earns 1.8 repairs, short of the two its group would need, so
+        // its packets are repaired as before: XORs over groups the budget
+        // pays for, no group over the tick's three.
+        let mut cfg = FecConfig::low_latency();
+        cfg.budget = 0.6;
+        let mut e = lossy(cfg, 0.05);
+        let r = multi_packet_ticks(&mut e, 50, 3);
+        assert!(!r.is_empty());
+        let shapes: Vec<(u8, u8)> = r.iter().map(|r| (r.count, r.power)).collect();
+        assert!(
+            shapes.iter().all(|&(count, power)| count < 3 && power == 0),
+            "{shapes:?}"
+        );
+    }
+
     fn ticks_of(
         e: &mut RepairEncoder,
         ticks: u64,
