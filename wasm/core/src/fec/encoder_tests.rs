@@ -96,6 +96,13 @@ fn latency_ticks(e: &mut RepairEncoder, ticks: u64, deadline: bool) -> Vec<(u64,
 /// Ticks of `packets` latency-targeted packets each, sent back to back
 /// (`set_tick_continues` while more follow); the repairs in send order.
 fn multi_packet_ticks(e: &mut RepairEncoder, ticks: u64, packets: u64) -> Vec<Repair> {
+    // Every repair due, each in the next packet number.
+    fn take_due(e: &mut RepairEncoder, pn: &mut u64, out: &mut Vec<Repair>) {
+        while let Some(r) = e.take_repair(*pn) {
+            *pn += 1;
+            out.push(r);
+        }
+    }
     let mut out = Vec::new();
     let mut pn = 0;
     for t in 0..ticks {
@@ -111,16 +118,10 @@ fn multi_packet_ticks(e: &mut RepairEncoder, ticks: u64, packets: u64) -> Vec<Re
                 Halves::None,
             );
             pn += 1;
-            while let Some(r) = e.take_repair(pn) {
-                pn += 1;
-                out.push(r);
-            }
+            take_due(e, &mut pn, &mut out);
         }
         e.on_timeout(now + 3_000);
-        while let Some(r) = e.take_repair(pn) {
-            pn += 1;
-            out.push(r);
-        }
+        take_due(e, &mut pn, &mut out);
     }
     out
 }

@@ -64,8 +64,7 @@ impl RecoveryBuffer {
             self.body_bytes -= old.len();
             self.pool.push(old);
         }
-        let mut v = self.pool.pop().unwrap_or_default();
-        v.clear();
+        let mut v = self.buffer();
         v.extend_from_slice(body);
         self.body_bytes += v.len();
         self.bodies.push_back((pn, v));
@@ -80,8 +79,7 @@ impl RecoveryBuffer {
                 self.pool.push(old.parity);
             }
         }
-        let mut v = self.pool.pop().unwrap_or_default();
-        v.clear();
+        let mut v = self.buffer();
         v.extend_from_slice(parity);
         self.pending.push_back(PendingRepair {
             first,
@@ -89,6 +87,13 @@ impl RecoveryBuffer {
             power,
             parity: v,
         });
+    }
+
+    /// An empty buffer, reused from the pool when one is there.
+    fn buffer(&mut self) -> Vec<u8> {
+        let mut v = self.pool.pop().unwrap_or_default();
+        v.clear();
+        v
     }
 
     fn body(&self, pn: u64) -> Option<&[u8]> {
@@ -266,8 +271,7 @@ impl RecoveryBuffer {
         // otherwise. So it is the image of the target plus those of the
         // received members of its residue, which come off. One repair of
         // each power (a second of one power would cancel the first).
-        let mut x = self.pool.pop().unwrap_or_default();
-        x.clear();
+        let mut x = self.buffer();
         x.resize(len, 0);
         let (mut seen, mut used) = (0u8, 0);
         for k in 0..self.pending.len() {
@@ -340,6 +344,20 @@ mod tests {
         p
     }
 
+    /// A buffer holding the repairs of `powers`, in that order, over
+    /// `bodies` numbered from `first`, and none of the bodies.
+    fn repaired(
+        first: u64,
+        bodies: &[&[u8]],
+        powers: impl IntoIterator<Item = u8>,
+    ) -> RecoveryBuffer {
+        let mut rb = RecoveryBuffer::default();
+        for power in powers {
+            rb.on_repair(0, first, bodies.len() as u8, power, &powered(bodies, power));
+        }
+        rb
+    }
+
     #[test]
     fn one_repair_of_any_power_rebuilds_any_single_member() {
         let bodies: [&[u8]; 3] = [b"zero", b"one, longer", b"2"];
@@ -395,10 +413,7 @@ mod tests {
     fn three_missing_members_of_a_group_of_three_come_back_from_three_powers() {
         let bodies: [&[u8]; 3] = [b"zero", b"one, longer", b"2"];
         for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0], [2, 1, 0]] {
-            let mut rb = RecoveryBuffer::default();
-            for power in order {
-                rb.on_repair(0, 30, 3, power, &powered(&bodies, power));
-            }
+            let mut rb = repaired(30, &bodies, order);
             // Nothing of the group arrived: the last member first, then the
             // other two from the two repairs left, as for two missing.
             let mut have = Vec::new();
@@ -427,10 +442,7 @@ mod tests {
         // (ω³ = 1): with 0, 1 and 3 missing, the three repairs rebuild 1
         // (the only one of its residue) but cannot tell 0 from 3.
         let bodies: [&[u8]; 4] = [b"zero", b"one", b"two", b"three"];
-        let mut rb = RecoveryBuffer::default();
-        for power in 0..3 {
-            rb.on_repair(0, 40, 4, power, &powered(&bodies, power));
-        }
+        let mut rb = repaired(40, &bodies, 0..3);
         rb.store(0, 42, bodies[2]);
         assert_eq!(rb.recover(|pn| pn == 42), Some((41, bodies[1].to_vec())));
         rb.store(0, 41, bodies[1]);
@@ -446,10 +458,7 @@ mod tests {
         // Group of four, 1, 2 and 3 missing: 3's sum over the powers also
         // holds member 0 (same residue), which is taken off.
         let bodies: [&[u8]; 4] = [b"zero, the longest", b"one", b"two", b"three"];
-        let mut rb = RecoveryBuffer::default();
-        for power in [2, 0, 1] {
-            rb.on_repair(0, 60, 4, power, &powered(&bodies, power));
-        }
+        let mut rb = repaired(60, &bodies, [2, 0, 1]);
         rb.store(0, 60, bodies[0]);
         let mut have = vec![60];
         for j in [3u64, 2, 1] {
@@ -464,10 +473,7 @@ mod tests {
     #[test]
     fn a_received_member_longer_than_the_repairs_is_refused() {
         let bodies: [&[u8]; 4] = [b"0", b"one", b"two", b"three"];
-        let mut rb = RecoveryBuffer::default();
-        for power in 0..3 {
-            rb.on_repair(0, 70, 4, power, &powered(&bodies, power));
-        }
+        let mut rb = repaired(70, &bodies, 0..3);
         // Member 0 as stored does not fit the parity: nothing is rebuilt.
         rb.store(0, 70, &[7u8; 64]);
         assert_eq!(rb.recover(|pn| pn == 70), None);
