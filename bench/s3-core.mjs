@@ -5,16 +5,16 @@
 // wasm/target/s3/s3_core.wasm (git-ignored).
 //   node bench/s3-core.mjs    builds it and prints its path
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { MODULES, wasmOptFlags } from '../scripts/build-wasm.mjs';
-import { WASM_DIR, WASM_TARGET, isMain, run, wasmOptPath } from '../scripts/setup.mjs';
+import { WASM_DIR, WASM_TARGET, isMain, run, wasmOptPath, wasmTargetDir } from '../scripts/setup.mjs';
 
 export const S3_CORE = 's3_core';
 
 /** Builds the module (cargo keeps it cached) and returns its path. */
 export function buildS3Core() {
   run('cargo', ['build', '--release', '--target', WASM_TARGET, '-p', 'ricochet-core', '--example', S3_CORE], { cwd: WASM_DIR });
-  const targetDir = resolve(WASM_DIR, process.env.CARGO_TARGET_DIR || 'target');
+  const targetDir = wasmTargetDir();
   const built = join(targetDir, WASM_TARGET, 'release', 'examples', `${S3_CORE}.wasm`);
   if (!existsSync(built)) throw new Error(`cargo did not produce ${built}`);
   mkdirSync(join(targetDir, 's3'), { recursive: true });

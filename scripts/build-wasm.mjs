@@ -22,10 +22,10 @@
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { ROOT, WASM_DIR, WASM_TARGET, isMain, run, setup, wasmBindgenPath, wasmOptPath } from './setup.mjs';
+import { ROOT, WASM_DIR, WASM_TARGET, isMain, run, setup, wasmBindgenPath, wasmOptPath, wasmTargetDir } from './setup.mjs';
 
 export const CRATE = 'ricochet-wasm';
 const SIM_CRATE = 'ricochet-sim-wasm';
@@ -243,8 +243,7 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 /** cargo build + wasm-bindgen + wasm-opt for one entry of MODULES. */
 function buildModule(mod) {
   run('cargo', ['build', '--target', WASM_TARGET, '-p', mod.crate, '--profile', mod.profile, ...mod.cargoArgs], { cwd: WASM_DIR });
-  // CARGO_TARGET_DIR, when set, is relative to cargo's cwd (wasm/).
-  const targetDir = resolve(WASM_DIR, process.env.CARGO_TARGET_DIR || 'target');
+  const targetDir = wasmTargetDir();
   const cargoOut = join(targetDir, WASM_TARGET, mod.profile, `${mod.crate.replaceAll('-', '_')}.wasm`);
   if (!existsSync(cargoOut)) throw new Error(`cargo did not produce ${cargoOut}`);
   run(wasmBindgenPath(), [

@@ -33,6 +33,8 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const WASM_DIR = join(ROOT, 'wasm');
 export const WASM_CRATE_MANIFEST = join(WASM_DIR, 'wasm', 'Cargo.toml');
 export const WASM_TARGET = 'wasm32-unknown-unknown';
+/** Cargo's target directory for the wasm/ workspace (CARGO_TARGET_DIR, when set, is relative to cargo's cwd, wasm/). */
+export const wasmTargetDir = () => resolve(WASM_DIR, process.env.CARGO_TARGET_DIR || 'target');
 
 const log = (msg) => console.log(`[setup] ${msg}`);
 const warn = (msg) => console.warn(`[setup] WARNING: ${msg}`);
